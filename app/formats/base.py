@@ -1,0 +1,280 @@
+"""What every dataset format shares: the registry, row access with key aliases and
+``--map`` overrides, JSONL reading with line numbers, and media resolution.
+
+A format turns a file into ``ParsedRow`` objects (an :class:`Item` plus the line it came
+from) or raises :class:`FormatError` listing every fatal problem with file:line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from ..records import ImportProblem, Item, MediaRef
+
+#: Stop collecting after this many fatal problems: the user fixes the file anyway.
+MAX_PROBLEMS = 50
+
+
+class FormatError(Exception):
+    """A source file is malformed; nothing from it was imported."""
+
+    def __init__(self, problems: Sequence[ImportProblem]):
+        self.problems = list(problems)
+        shown = "\n".join(f"  {p}" for p in self.problems[:10])
+        more = f"\n  … and {len(self.problems) - 10} more" if len(self.problems) > 10 else ""
+        super().__init__(f"{len(self.problems)} problem(s):\n{shown}{more}")
+
+
+@dataclass(frozen=True)
+class ParsedRow:
+    line: int | None
+    item: Item
+
+
+@dataclass
+class ImportContext:
+    """Everything a format needs besides the file: where media live, key overrides."""
+
+    path: Path
+    media_root: Path | None = None
+    mapping: dict[str, str] = field(default_factory=dict)
+    project_media_dir: Path | None = None
+    problems: list[ImportProblem] = field(default_factory=list)
+    written_files: list[Path] = field(default_factory=list)
+    _media_cache: dict[tuple[str, str], MediaRef] = field(default_factory=dict)
+
+    def warn(self, line: int | None, message: str, item_id: str | None = None) -> None:
+        """Record a non-fatal problem (the row is still imported)."""
+        self.problems.append(ImportProblem(str(self.path), line, message, item_id, fatal=False))
+
+    def media(self, ref: str, kind: str) -> MediaRef:
+        """Resolve a media reference against the media root, then the file's folder.
+
+        A reference that resolves nowhere is kept, with ``path=None`` and the places
+        looked at in ``problem``; it never fails the import.
+        """
+        key = (ref, kind)
+        cached = self._media_cache.get(key)
+        if cached is not None:
+            return cached
+        candidates = []
+        ref_path = Path(os.path.expanduser(ref))
+        if ref_path.is_absolute():
+            candidates.append(ref_path)
+        else:
+            if self.media_root is not None:
+                candidates.append(self.media_root / ref_path)
+            candidates.append(self.path.parent / ref_path)
+        for candidate in candidates:
+            if candidate.is_file():
+                result = MediaRef(kind, ref, str(candidate.resolve()))
+                break
+        else:
+            looked = ", ".join(str(c) for c in candidates)
+            result = MediaRef(kind, ref, None, f"{kind} not found (looked in: {looked})")
+        self._media_cache[key] = result
+        return result
+
+
+class RowReader:
+    """Read canonical fields from one source row by alias, honouring ``--map`` overrides.
+
+    Overrides name a key (``prompt=question``) or a dotted path into nested objects
+    (``prompt=conversation.0.content``).
+    """
+
+    def __init__(self, ctx: ImportContext, aliases: Mapping[str, Sequence[str]]):
+        self.ctx = ctx
+        self.aliases = {k: tuple(v) for k, v in aliases.items()}
+        unknown = set(ctx.mapping) - set(self.aliases)
+        if unknown:
+            known = ", ".join(sorted(self.aliases))
+            raise FormatError([ImportProblem(
+                str(ctx.path), None, f"--map names unknown field(s) {sorted(unknown)}; this format knows: {known}"
+            )])
+
+    def keys_for(self, name: str) -> tuple[str, ...]:
+        if name in self.ctx.mapping:
+            return (self.ctx.mapping[name],)
+        return self.aliases[name]
+
+    def get(self, row: Mapping[str, Any], name: str, default: Any = None) -> Any:
+        for key in self.keys_for(name):
+            found, value = _lookup(row, key)
+            if found:
+                return value
+        return default
+
+    def used_keys(self, row: Mapping[str, Any]) -> set[str]:
+        """Top-level keys that some canonical field consumed (the rest go to ``extra``)."""
+        used = set()
+        for name in self.aliases:
+            for key in self.keys_for(name):
+                top = key.split(".", 1)[0]
+                if top in row:
+                    used.add(top)
+                    break
+        return used
+
+    def extra(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        used = self.used_keys(row)
+        return {k: v for k, v in row.items() if k not in used}
+
+
+def _lookup(row: Any, dotted: str) -> tuple[bool, Any]:
+    if isinstance(row, Mapping) and dotted in row:
+        return True, row[dotted]
+    node = row
+    for part in dotted.split("."):
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return False, None
+    return True, node
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for every non-blank line.
+
+    Collects malformed lines (bad JSON, not an object, bad UTF-8) and raises one
+    :class:`FormatError` naming each file:line after reading the whole file.
+    """
+    problems: list[ImportProblem] = []
+    rows: list[tuple[int, dict]] = []
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except UnicodeDecodeError as exc:
+                problems.append(ImportProblem(str(path), number, f"not valid UTF-8 ({exc.reason})"))
+            except json.JSONDecodeError as exc:
+                problems.append(ImportProblem(str(path), number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+            else:
+                if isinstance(obj, dict):
+                    rows.append((number, obj))
+                else:
+                    problems.append(ImportProblem(
+                        str(path), number, f"expected a JSON object, got {type(obj).__name__}"
+                    ))
+            if len(problems) >= MAX_PROBLEMS:
+                break
+    if problems:
+        raise FormatError(problems)
+    yield from rows
+
+
+class RowErrors:
+    """Collects fatal per-row problems while a format walks a file."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.problems: list[ImportProblem] = []
+
+    def add(self, line: int | None, message: str, item_id: str | None = None) -> None:
+        self.problems.append(ImportProblem(str(self.path), line, message, item_id))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise FormatError(self.problems)
+
+    @property
+    def full(self) -> bool:
+        return len(self.problems) >= MAX_PROBLEMS
+
+
+class RowProblem(Exception):
+    """Raised inside a row parser; becomes a fatal problem at that row's line."""
+
+
+def expect_str(value: Any, what: str, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise RowProblem(f"{what}: expected a string, got {_type_name(value)}")
+    if not allow_empty and not value.strip():
+        raise RowProblem(f"{what}: expected a non-empty string")
+    return value
+
+
+def expect_str_list(value: Any, what: str, *, min_len: int = 0) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RowProblem(f"{what}: expected a list of strings, got {_type_name(value)}")
+    if len(value) < min_len:
+        raise RowProblem(f"{what}: expected at least {min_len} entries, got {len(value)}")
+    return value
+
+
+def optional_str(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return expect_str(value, what, allow_empty=True) or None
+
+
+def item_id_of(value: Any, line: int | None) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise RowProblem(f"id: expected a string or integer, got {_type_name(value)}")
+    text = str(value).strip()
+    if not text:
+        raise RowProblem("id: expected a non-empty id")
+    return text
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def parse_rows(
+    ctx: ImportContext,
+    rows: Iterator[tuple[int, dict]],
+    build: Callable[[int, dict], Item],
+) -> list[ParsedRow]:
+    """Run ``build`` over every row, collecting :class:`RowProblem` as fatal file:line errors."""
+    errors = RowErrors(ctx.path)
+    parsed: list[ParsedRow] = []
+    for line, row in rows:
+        try:
+            parsed.append(ParsedRow(line, build(line, row)))
+        except RowProblem as exc:
+            rid = row.get("id") if isinstance(row.get("id"), (str, int)) else None
+            errors.add(line, str(exc), None if rid is None else str(rid))
+        if errors.full:
+            break
+    errors.raise_if_any()
+    return parsed
+
+
+# -- registry -------------------------------------------------------------------------------
+
+FormatParser = Callable[[ImportContext], list[ParsedRow]]
+
+
+@dataclass(frozen=True)
+class DatasetFormat:
+    name: str
+    description: str
+    parse: FormatParser
+    suffixes: tuple[str, ...] = (".jsonl",)
+    sniff: Callable[[dict], bool] | None = None
+
+
+FORMATS: dict[str, DatasetFormat] = {}
+
+
+def register(name: str, description: str, *, suffixes=(".jsonl",), sniff=None):
+    """Decorator: register a parser under a format name (no if-chains elsewhere)."""
+
+    def wrap(fn: FormatParser) -> FormatParser:
+        if name in FORMATS:
+            raise ValueError(f"format {name!r} registered twice")
+        FORMATS[name] = DatasetFormat(name, description, fn, tuple(suffixes), sniff)
+        return fn
+
+    return wrap

@@ -1,0 +1,1 @@
+"""The window: composes widgets, owns controllers and background workers."""

@@ -1,0 +1,222 @@
+"""Plain records shared by the store, the formats, the CLI and the widgets.
+
+Records are immutable dataclasses with no behaviour beyond small derived views; they
+never touch SQLite or Qt, so widgets may import this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+MediaKind = Literal["image", "video"]
+Outcome = Literal["prefer", "tie", "both_bad", "discard", "cleared"]
+
+#: Category names used across VL-RewardBench and VideoRewardBench.
+VLREWARDBENCH_CATEGORIES = ("general", "hallucination", "reasoning")
+VIDEOREWARDBENCH_DIMENSIONS = (
+    "long-form perception",
+    "short-form perception",
+    "knowledge",
+    "reasoning",
+    "safety",
+)
+
+#: Error-type taxonomy (DESIGN.md): the kind of error the worse response makes.
+ERROR_KINDS = ("existence", "recognition", "attribute", "counting", "reasoning", "other")
+
+#: Why an annotator may discard a pair (VL-RewardBench's verification rules).
+DISCARD_REASONS = ("both_wrong", "style_or_length_only", "media_unusable", "needs_expert", "other")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One reasoning step of a response; ``correct`` is the dataset's reference mark."""
+
+    text: str
+    correct: bool | None = None
+
+
+@dataclass(frozen=True)
+class Response:
+    """A candidate response; ``index`` is its position in the dataset, never a screen side."""
+
+    index: int
+    text: str
+    model: str | None = None
+    steps: tuple[Step, ...] = ()
+
+    @property
+    def word_count(self) -> int:
+        return len(self.text.split())
+
+
+@dataclass(frozen=True)
+class MediaRef:
+    """A reference to an image or video.
+
+    ``ref`` is the path exactly as the dataset wrote it; ``path`` is where PairScope found
+    the file (absolute, or relative to the project's folder), ``None`` when it is missing.
+    ``problem`` says why the file cannot be used.
+    """
+
+    kind: MediaKind
+    ref: str
+    path: str | None = None
+    problem: str | None = None
+
+    @property
+    def missing(self) -> bool:
+        return self.path is None
+
+
+@dataclass(frozen=True)
+class ErrorTag:
+    """An error type in PairScope's taxonomy, with the dataset's raw tag kept verbatim."""
+
+    kind: str
+    subkind: str | None = None
+    note: str | None = None
+    raw: str | None = None
+
+    def label(self) -> str:
+        """Human-readable form, e.g. ``recognition(text)`` or ``other: wrong colour``."""
+        text = f"{self.kind}({self.subkind})" if self.subkind else self.kind
+        return f"{text}: {self.note}" if self.note else text
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the dataset itself says about an item (hidden from annotators while labeling).
+
+    ``ranking`` lists response indices best first (``(0, 1)``: response 0 is preferred);
+    ``chosen`` is ``ranking[0]`` when a ranking exists.
+    """
+
+    ranking: tuple[int, ...] | None = None
+    strength: str | None = None
+    error_tags: tuple[ErrorTag, ...] = ()
+    ground_truth: str | None = None
+
+    @property
+    def chosen(self) -> int | None:
+        return self.ranking[0] if self.ranking else None
+
+
+@dataclass(frozen=True)
+class Item:
+    """A prompt, its media and two or more responses, plus the dataset's reference.
+
+    ``ext_id`` is the dataset's own id (unique in a project); ``id`` is the store's key,
+    ``None`` before the item is stored. ``extra`` holds every field of the source row that
+    PairScope does not interpret, verbatim, so exports lose nothing.
+    """
+
+    ext_id: str
+    prompt: str
+    responses: tuple[Response, ...]
+    media: tuple[MediaRef, ...] = ()
+    category: str = "general"
+    subset: str | None = None
+    source_format: str = "jsonl"
+    prompt_raw: str | None = None
+    reference: Reference = field(default_factory=Reference)
+    extra: dict[str, Any] = field(default_factory=dict)
+    id: int | None = None
+
+    @property
+    def media_kind(self) -> str:
+        kinds = {m.kind for m in self.media}
+        if not kinds:
+            return "none"
+        return "video" if "video" in kinds else "image"
+
+    @property
+    def is_stepwise(self) -> bool:
+        return any(r.steps for r in self.responses)
+
+
+@dataclass(frozen=True)
+class ItemSummary:
+    """One row of the item table: enough to list and filter without loading the item."""
+
+    id: int
+    ext_id: str
+    category: str
+    subset: str | None
+    media_kind: str
+    n_responses: int
+    prompt_preview: str
+    missing_media: int
+
+
+@dataclass(frozen=True)
+class Label:
+    """An annotator's judgement of one item. Append-only: a change is a new Label.
+
+    ``ranking`` holds response indices best first (never screen sides); ``display_order``
+    is the response order the annotator saw. ``kind`` is ``"label"`` or
+    ``"adjudication"``.
+    """
+
+    item_id: int
+    annotator: str
+    outcome: Outcome
+    ranking: tuple[int, ...] = ()
+    strength: str | None = None
+    error_types: tuple[ErrorTag, ...] = ()
+    discard_reasons: tuple[str, ...] = ()
+    note: str = ""
+    display_order: tuple[int, ...] = ()
+    step_marks: tuple[tuple[int, int, bool], ...] = ()
+    kind: str = "label"
+    uuid: str | None = None
+    created_at: str | None = None
+
+    @property
+    def preferred(self) -> int | None:
+        return self.ranking[0] if self.outcome == "prefer" and self.ranking else None
+
+
+@dataclass(frozen=True)
+class ImportProblem:
+    """Something wrong in a source file: where (file:line, item id) and what."""
+
+    file: str
+    line: int | None
+    message: str
+    item_id: str | None = None
+    fatal: bool = True
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        item = f" [item {self.item_id}]" if self.item_id else ""
+        return f"{where}{item}: {self.message}"
+
+
+@dataclass
+class ImportReport:
+    """What one import did: counts per category and every non-fatal problem."""
+
+    source: str
+    format: str
+    added: int = 0
+    unchanged: int = 0
+    conflicts: int = 0
+    per_category: dict[str, int] = field(default_factory=dict)
+    problems: list[ImportProblem] = field(default_factory=list)
+    missing_media: int = 0
+
+
+@dataclass(frozen=True)
+class ProjectInfo:
+    """Counts that ``pairscope info`` prints."""
+
+    items: int
+    categories: dict[str, int]
+    responses: int
+    labels: int
+    annotators: int
+    judge_runs: int
+    missing_media: int
+    schema_version: int

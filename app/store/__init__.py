@@ -1,0 +1,31 @@
+"""The SQLite project store: one file per project, the only place with SQL.
+
+>>> with Store.create("project.pairscope") as store:
+...     store.add_items(items)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .connection import StoreBase
+from .items import AddResult, ItemsMixin, content_hash
+from .labels import LabelsMixin
+from .schema import LATEST_VERSION, MIGRATIONS, SchemaError
+
+
+class Store(ItemsMixin, LabelsMixin, StoreBase):
+    """A PairScope project file. Safe to share between threads (calls are serialized)."""
+
+    @classmethod
+    def create(cls, path: str | Path) -> "Store":
+        """Open a project, creating the file (and its folder) when it does not exist."""
+        return cls(path, create=True)
+
+    @classmethod
+    def open(cls, path: str | Path) -> "Store":
+        """Open an existing project; ``FileNotFoundError`` when there is none."""
+        return cls(path, create=False)
+
+
+__all__ = ["Store", "SchemaError", "AddResult", "content_hash", "LATEST_VERSION", "MIGRATIONS"]

@@ -1,0 +1,107 @@
+"""Benchmark vocabularies: VL-RewardBench categories and the error-type taxonomy."""
+
+from __future__ import annotations
+
+import re
+
+from .records import VIDEOREWARDBENCH_DIMENSIONS, ErrorTag
+
+# Ordered: the first matching prefix wins.
+_CATEGORY_PREFIXES: tuple[tuple[str, str, str], ...] = (
+    # (id prefix, category, subset)
+    ("RLAIF-", "hallucination", "rlaif-v"),
+    ("RLHF-", "hallucination", "rlhf-v"),
+    ("hallucination_pair-", "hallucination", "hallucination_pair"),
+    ("mathverse", "reasoning", "mathverse"),
+    ("mmmu", "reasoning", "mmmu-pro"),
+    ("wildvision", "general", "wildvision"),
+)
+
+_SUBSET_RE = re.compile(r"^(.*?)[-_]?\d+$")
+
+
+def vlrewardbench_category(item_id: str) -> tuple[str, str]:
+    """Map a VL-RewardBench id to ``(category, subset)`` by its prefix.
+
+    ``RLAIF-*``, ``RLHF-*``, ``hallucination_pair-*`` are hallucination; ``mathverse_*``
+    and ``mmmu*`` are reasoning; ``wildvision*`` and everything else are general (the
+    subset of an unknown id is its prefix before the trailing number).
+    """
+    lowered = item_id.lower()
+    for prefix, category, subset in _CATEGORY_PREFIXES:
+        if lowered.startswith(prefix.lower()):
+            return category, subset
+    match = _SUBSET_RE.match(item_id)
+    subset = (match.group(1) if match and match.group(1) else item_id) or "unknown"
+    return "general", subset.lower()
+
+
+def strip_image_token(query: str) -> str:
+    """Drop the leading ``<image>`` placeholder line that VL-RewardBench queries carry."""
+    text = query.lstrip()
+    if text.startswith("<image>"):
+        return text[len("<image>"):].lstrip("\n").lstrip()
+    return query
+
+
+_KIND_ALIASES = {
+    "hallucination": "existence",
+    "existence": "existence",
+    "object hallucination": "existence",
+    "recognition": "recognition",
+    "attribute": "attribute",
+    "attributes": "attribute",
+    "counting": "counting",
+    "count": "counting",
+    "reasoning": "reasoning",
+    "other": "other",
+    "others": "other",
+}
+_TAG_RE = re.compile(r"^\s*([A-Za-z _-]+?)\s*(?:\(([^)]*)\))?\s*(?:[,:;]\s*(.*))?$", re.S)
+
+
+def parse_error_tag(raw: str) -> ErrorTag:
+    """Map a dataset error tag onto the taxonomy, keeping the raw text.
+
+    ``hallucination`` → existence, ``recognition(text)`` → recognition/text,
+    ``others, wrong colour`` → other with note ``wrong colour``. Anything unknown
+    becomes ``other`` with the raw text as its note, so nothing is dropped.
+    """
+    text = str(raw).strip()
+    match = _TAG_RE.match(text)
+    if match:
+        head = match.group(1).strip().lower().replace("_", " ")
+        kind = _KIND_ALIASES.get(head)
+        if kind is not None:
+            subkind = (match.group(2) or "").strip() or None
+            note = (match.group(3) or "").strip() or None
+            return ErrorTag(kind=kind, subkind=subkind, note=note, raw=text)
+    return ErrorTag(kind="other", note=text or None, raw=text)
+
+
+def parse_error_tags(value) -> tuple[ErrorTag, ...]:
+    """Parse a tag field that may be a string, a list of strings, or empty."""
+    if value is None or value == "":
+        return ()
+    if isinstance(value, str):
+        return (parse_error_tag(value),)
+    if isinstance(value, (list, tuple)):
+        return tuple(parse_error_tag(v) for v in value if v not in (None, ""))
+    return (parse_error_tag(str(value)),)
+
+
+_DIMENSION_ALIASES = {d.replace("-", " ").replace(" ", ""): d for d in VIDEOREWARDBENCH_DIMENSIONS}
+_DIMENSION_ALIASES.update({"long": "long-form perception", "short": "short-form perception"})
+
+
+def video_dimension(value: str | None) -> str:
+    """Normalise a VideoRewardBench dimension name (``Long-Form Perception``, ``long_form``…)."""
+    if not value:
+        return "general"
+    key = re.sub(r"[\s_\-]+", "", str(value).lower())
+    if key in _DIMENSION_ALIASES:
+        return _DIMENSION_ALIASES[key]
+    for short, full in _DIMENSION_ALIASES.items():
+        if key.startswith(short):
+            return full
+    return str(value).strip().lower()
