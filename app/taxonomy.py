@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .records import VIDEOREWARDBENCH_DIMENSIONS, ErrorTag
 
@@ -60,6 +61,7 @@ _KIND_ALIASES = {
 _TAG_RE = re.compile(r"^\s*([A-Za-z _-]+?)\s*(?:\(([^)]*)\))?\s*(?:[,:;]\s*(.*))?$", re.S)
 
 
+@lru_cache(maxsize=4096)
 def parse_error_tag(raw: str) -> ErrorTag:
     """Map a dataset error tag onto the taxonomy, keeping the raw text.
 
@@ -86,7 +88,8 @@ def parse_error_tags(value) -> tuple[ErrorTag, ...]:
     if isinstance(value, str):
         return (parse_error_tag(value),)
     if isinstance(value, (list, tuple)):
-        return tuple(parse_error_tag(v) for v in value if v not in (None, ""))
+        # str(): a dict or list inside a tag list is kept as text, never crashes the cache.
+        return tuple(parse_error_tag(v if isinstance(v, str) else str(v)) for v in value if v not in (None, ""))
     return (parse_error_tag(str(value)),)
 
 

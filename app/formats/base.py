@@ -11,12 +11,15 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from ..records import ImportProblem, Item, MediaRef
 
 #: Stop collecting after this many fatal problems: the user fixes the file anyway.
 MAX_PROBLEMS = 50
+
+#: What :meth:`RowReader.find` returns as the value of a field the row does not have.
+MISSING = object()
 
 
 class FormatError(Exception):
@@ -68,7 +71,9 @@ class ImportContext:
         else:
             if self.media_root is not None:
                 candidates.append(self.media_root / ref_path)
-            candidates.append(self.path.parent / ref_path)
+            beside_file = self.path.parent / ref_path
+            if beside_file not in candidates:
+                candidates.append(beside_file)
         for candidate in candidates:
             if candidate.is_file():
                 result = MediaRef(kind, ref, str(candidate.resolve()))
@@ -87,7 +92,7 @@ class RowReader:
     (``prompt=conversation.0.content``).
     """
 
-    def __init__(self, ctx: ImportContext, aliases: Mapping[str, Sequence[str]]):
+    def __init__(self, ctx: ImportContext, aliases: dict[str, Sequence[str]]):
         self.ctx = ctx
         self.aliases = {k: tuple(v) for k, v in aliases.items()}
         unknown = set(ctx.mapping) - set(self.aliases)
@@ -97,40 +102,50 @@ class RowReader:
                 str(ctx.path), None, f"--map names unknown field(s) {sorted(unknown)}; this format knows: {known}"
             )])
 
-    def keys_for(self, name: str) -> tuple[str, ...]:
+        self._keys = {name: self._resolve(name) for name in self.aliases}
+
+    def _resolve(self, name: str) -> tuple[str, ...]:
         if name in self.ctx.mapping:
             return (self.ctx.mapping[name],)
         return self.aliases[name]
 
-    def get(self, row: Mapping[str, Any], name: str, default: Any = None) -> Any:
-        for key in self.keys_for(name):
-            found, value = _lookup(row, key)
-            if found:
-                return value
-        return default
+    def keys_for(self, name: str) -> tuple[str, ...]:
+        return self._keys[name]
 
-    def used_keys(self, row: Mapping[str, Any]) -> set[str]:
-        """Top-level keys that some canonical field consumed (the rest go to ``extra``)."""
+    def find(self, row: dict[str, Any], name: str) -> tuple[str | None, Any]:
+        """``(key that matched, value)`` for a canonical field, or ``(None, MISSING)``."""
+        for key in self._keys[name]:
+            if key in row:
+                return key, row[key]
+            if "." in key:
+                found, value = _lookup(row, key)
+                if found:
+                    return key, value
+        return None, MISSING
+
+    def get(self, row: dict[str, Any], name: str, default: Any = None) -> Any:
+        key, value = self.find(row, name)
+        return default if key is None else value
+
+    def extra(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The row's fields that no canonical field read, verbatim.
+
+        Only the key a field actually read counts as used: an alias that lost to another
+        (``video_id`` beside ``id``) and a nested object read only in part through a dotted
+        ``--map`` path stay, so an export can write the row back unchanged.
+        """
         used = set()
-        for name in self.aliases:
-            for key in self.keys_for(name):
-                top = key.split(".", 1)[0]
-                if top in row:
-                    used.add(top)
-                    break
-        return used
-
-    def extra(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        used = self.used_keys(row)
+        for name in self._keys:
+            key = self.find(row, name)[0]
+            if key is not None and key in row:
+                used.add(key)
         return {k: v for k, v in row.items() if k not in used}
 
 
 def _lookup(row: Any, dotted: str) -> tuple[bool, Any]:
-    if isinstance(row, Mapping) and dotted in row:
-        return True, row[dotted]
     node = row
     for part in dotted.split("."):
-        if isinstance(node, Mapping) and part in node:
+        if isinstance(node, dict) and part in node:
             node = node[part]
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
@@ -196,7 +211,7 @@ class RowProblem(Exception):
 
 def expect_str(value: Any, what: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
-        raise RowProblem(f"{what}: expected a string, got {_type_name(value)}")
+        raise RowProblem(f"{what}: expected a string, got {type_name(value)}")
     if not allow_empty and not value.strip():
         raise RowProblem(f"{what}: expected a non-empty string")
     return value
@@ -204,7 +219,7 @@ def expect_str(value: Any, what: str, *, allow_empty: bool = False) -> str:
 
 def expect_str_list(value: Any, what: str, *, min_len: int = 0) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise RowProblem(f"{what}: expected a list of strings, got {_type_name(value)}")
+        raise RowProblem(f"{what}: expected a list of strings, got {type_name(value)}")
     if len(value) < min_len:
         raise RowProblem(f"{what}: expected at least {min_len} entries, got {len(value)}")
     return value
@@ -220,14 +235,15 @@ def optional_str(value: Any, what: str) -> str | None:
 
 def item_id_of(value: Any, line: int | None) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise RowProblem(f"id: expected a string or integer, got {_type_name(value)}")
+        raise RowProblem(f"id: expected a string or integer, got {type_name(value)}")
     text = str(value).strip()
     if not text:
         raise RowProblem("id: expected a non-empty id")
     return text
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """How messages name a value's JSON type."""
     return "null" if value is None else type(value).__name__
 
 

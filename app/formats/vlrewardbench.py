@@ -27,6 +27,7 @@ from .base import (
     read_jsonl,
     register,
 )
+from .fields import media_refs, resolve_media
 
 ALIASES = {
     "id": ("id",),
@@ -79,17 +80,7 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, medi
         Response(i, t, optional_str(m, f"models[{i}]")) for i, (t, m) in enumerate(zip(texts, models))
     )
     if media is None:
-        refs = reader.get(row, "image")
-        if refs in (None, "", []):
-            refs = []
-        elif isinstance(refs, str):
-            refs = [refs]
-        else:
-            refs = expect_str_list(refs, "image_path")
-        media = tuple(ctx.media(r, "image") for r in refs)
-        for m in media:
-            if m.missing:
-                ctx.warn(line, m.problem or "missing image", ext_id)
+        media = resolve_media(ctx, line, ext_id, media_refs(reader.get(row, "image"), "image_path"), "image")
     category, subset = vlrewardbench_category(ext_id)
     source = optional_str(reader.get(row, "query_source"), "query_source")
     if category == "general" and source and not ext_id.lower().startswith("wildvision"):

@@ -5,29 +5,36 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from ..records import ErrorTag, Item, ItemSummary, MediaRef, ProjectInfo, Reference, Response, Step
+from ..records import (
+    ErrorTag,
+    Item,
+    ItemSummary,
+    MediaRef,
+    ProjectInfo,
+    Reference,
+    Response,
+    Step,
+)
 from .connection import dumps, utc_now
 
 
-def content_hash(item: Item) -> str:
-    """A stable hash of everything an item's content is made of (not its store id)."""
-    payload = [
-        item.ext_id,
-        item.prompt,
-        item.prompt_raw,
-        item.category,
-        item.subset,
-        [[r.text, r.model, [[s.text, s.correct] for s in r.steps]] for r in item.responses],
-        [[m.kind, m.ref] for m in item.media],
-        list(item.reference.ranking or ()),
-        item.reference.strength,
-        item.reference.ground_truth,
-        [[t.kind, t.subkind, t.note, t.raw] for t in item.reference.error_tags],
-        item.extra,
-    ]
-    return hashlib.sha1(dumps(payload).encode("utf-8")).hexdigest()
+def content_hash(item: Item, extra_json: str | None = None) -> str:
+    """A stable hash of everything an item's content is made of (not its store id).
+
+    ``repr`` of plain tuples of str/int/None is deterministic and several times faster
+    than JSON; only ``extra`` (a dict whose key order may vary) goes through sorted JSON.
+    """
+    payload = (
+        item.ext_id, item.prompt, item.prompt_raw, item.category, item.subset,
+        tuple((r.text, r.model, tuple((s.text, s.correct) for s in r.steps)) for r in item.responses),
+        tuple((m.kind, m.ref) for m in item.media),
+        item.reference.ranking, item.reference.strength, item.reference.ground_truth,
+        tuple((t.kind, t.subkind, t.note, t.raw) for t in item.reference.error_tags),
+        extra_json if extra_json is not None else dumps(item.extra),
+    )
+    return hashlib.sha1(repr(payload).encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -62,18 +69,19 @@ class ItemsMixin:
             conflicts: list[str] = []
             rows = []
             for item in items:
-                digest = content_hash(item)
+                extra_json = dumps(item.extra) if item.extra else "{}"
+                digest = content_hash(item, extra_json)
                 stored = existing.get(item.ext_id)
                 if stored is not None:
                     (unchanged if stored == digest else conflicts).append(item.ext_id)
                     continue
                 existing[item.ext_id] = digest
-                rows.append((item, digest))
+                rows.append((item, digest, extra_json))
             if not rows:
                 return AddResult(added, unchanged, conflicts)
             next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()[0]) + 1
             item_rows, response_rows, step_rows, media_rows, tag_rows = [], [], [], [], []
-            for offset, (item, digest) in enumerate(rows):
+            for offset, (item, digest, extra_json) in enumerate(rows):
                 item_id = next_id + offset
                 ref = item.reference
                 ranking = list(ref.ranking) if ref.ranking else None
@@ -81,7 +89,7 @@ class ItemsMixin:
                     item_id, item.ext_id, item.source_format, item.category, item.subset,
                     item.prompt, item.prompt_raw, item.media_kind, len(item.responses),
                     json.dumps(ranking) if ranking else None, ranking[0] if ranking else None,
-                    ref.strength, ref.ground_truth, dumps(item.extra), digest, import_id,
+                    ref.strength, ref.ground_truth, extra_json, digest, import_id,
                     sum(1 for m in item.media if m.missing),
                 ))
                 for r in item.responses:

@@ -1,0 +1,148 @@
+"""The ``pairscope`` command line: a thin layer over the store and the importer.
+
+``pairscope [DB] [--annotator NAME]`` opens the window; ``import``, ``info`` and ``demo``
+work without Qt. Exit codes: 0 success, 1 bad input (nothing written), 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+from .demo import create_demo_project
+from .formats import FORMATS, FormatError
+from .importer import import_file
+from .records import ImportReport
+from .store import SchemaError, Store
+
+SUBCOMMANDS = ("import", "info", "demo")
+
+
+def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs or ():
+        field, sep, key = pair.partition("=")
+        if not sep or not field.strip() or not key.strip():
+            raise argparse.ArgumentTypeError(f"--map expects FIELD=KEY, got {pair!r}")
+        mapping[field.strip()] = key.strip()
+    return mapping
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pairscope", description="Verify and curate multimodal preference data.")
+    parser.add_argument("--version", action="version", version=f"pairscope {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("import", help="import a dataset file into a project (one transaction)")
+    p.add_argument("path", type=Path, help="JSONL or Parquet file")
+    p.add_argument("--db", type=Path, required=True, help="project file (created if missing)")
+    p.add_argument("--format", choices=sorted(FORMATS), help="dataset format (default: detect)")
+    p.add_argument("--media-root", type=Path, help="folder that relative media paths are under")
+    p.add_argument("--map", action="append", metavar="FIELD=KEY", help="read FIELD from KEY (repeatable)")
+
+    p = sub.add_parser("info", help="counts of items, labels, judge runs and missing media")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("demo", help="create a project from the bundled demo dataset")
+    p.add_argument("path", type=Path, help="project file to create")
+    return parser
+
+
+def build_gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pairscope",
+        description="Open the PairScope window. Commands: " + ", ".join(SUBCOMMANDS) + " (pairscope COMMAND -h).",
+    )
+    parser.add_argument("db", nargs="?", type=Path, help="project file (default: the last one, else the demo)")
+    parser.add_argument("--annotator", help="your annotator name (remembered)")
+    parser.add_argument("--version", action="version", version=f"pairscope {__version__}")
+    return parser
+
+
+def _print_report(report: ImportReport) -> None:
+    out, err = sys.stdout, sys.stderr
+    print(f"{report.source} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
+          f" {report.conflicts} conflicting", file=out)
+    for category, count in sorted(report.per_category.items()):
+        print(f"  {category}: {count}", file=out)
+    if report.missing_media:
+        print(f"  missing media: {report.missing_media}", file=out)
+    for problem in report.problems:
+        print(f"warning: {problem}", file=err)
+
+
+def cmd_import(args) -> int:
+    mapping = _parse_map(args.map)
+    with Store.create(args.db) as store:
+        report = import_file(store, args.path, args.format, args.media_root, mapping)
+    _print_report(report)
+    return 0
+
+
+def cmd_info(args) -> int:
+    with Store.open(args.db) as store:
+        info = store.info()
+        missing = store.missing_media()
+    if args.json:
+        data = asdict(info)
+        data["missing_media_items"] = [{"item": i, "ref": r, "problem": p} for i, r, p in missing]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    print(f"project: {args.db}")
+    print(f"items: {info.items}  responses: {info.responses}  labels: {info.labels}"
+          f"  annotators: {info.annotators}  judge runs: {info.judge_runs}")
+    for category, count in info.categories.items():
+        print(f"  {category}: {count}")
+    print(f"missing media: {info.missing_media}")
+    for item, ref, problem in missing[:20]:
+        print(f"  item {item}: {ref}: {problem}")
+    if len(missing) > 20:
+        print(f"  … and {len(missing) - 20} more (pairscope info --json lists all)")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    reports = create_demo_project(args.path)
+    for report in reports:
+        _print_report(report)
+    print(f"demo project ready: {args.path}")
+    return 0
+
+
+COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        gui_args = build_gui_parser().parse_args(argv)
+        # Qt lives in app.gui; the core only reaches it when the user asks for a window.
+        launch = importlib.import_module("pairscope.app.gui.launch")
+        return launch.run(gui_args.db, gui_args.annotator)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return COMMANDS[args.command](args)
+    except argparse.ArgumentTypeError as exc:
+        parser.error(str(exc))
+    except FormatError as exc:
+        print(f"error: nothing imported. {exc}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, SchemaError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

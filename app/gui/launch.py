@@ -1,0 +1,62 @@
+"""Start the window: pick the project, check for a screen, run the event loop."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from ..demo import create_demo_project
+from ..store import SchemaError, Store
+from .controller import ProjectController
+from .main_window import MainWindow
+
+
+def has_display() -> bool:
+    """False where Qt would abort for want of a screen (Linux without X11/Wayland)."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM"))
+
+
+def default_project(settings: QSettings) -> Path:
+    """The last project opened, else the demo project in the user's data folder."""
+    last = settings.value("project/last")
+    if last and Path(str(last)).exists():
+        return Path(str(last))
+    data = Path(QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or Path.home() / ".pairscope")
+    demo = data / "demo.pairscope"
+    if not demo.exists():
+        create_demo_project(demo)
+    return demo
+
+
+def run(db: Path | None, annotator: str | None) -> int:
+    """Open the window on ``db`` (or the default project) and run until it closes."""
+    if not has_display():
+        print("error: no display found. On a machine without a screen run:\n"
+              "  xvfb-run -a pairscope ...   (or set QT_QPA_PLATFORM=offscreen)", file=sys.stderr)
+        return 2
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setOrganizationName("PairScope")
+    app.setApplicationName("PairScope")
+    settings = QSettings()
+    if annotator:
+        settings.setValue("annotator/name", annotator)
+    name = str(settings.value("annotator/name") or getpass.getuser() or "annotator")
+    path = db or default_project(settings)
+    try:
+        store = Store.create(path) if db is None else Store.open(path)
+    except (FileNotFoundError, SchemaError) as exc:
+        QMessageBox.critical(None, "PairScope", f"Cannot open {path}:\n{exc}")
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    settings.setValue("project/last", str(Path(path).resolve()))
+    window = MainWindow(ProjectController(store, name), settings)
+    window.resize(1440, 860)
+    window.show()
+    return app.exec()
