@@ -18,6 +18,8 @@ _CATEGORY_PREFIXES: tuple[tuple[str, str, str], ...] = (
     ("wildvision", "general", "wildvision"),
 )
 
+_PREFIX_RE = re.compile("(" + "|".join(re.escape(p) for p, _, _ in _CATEGORY_PREFIXES) + ")", re.I)
+_PREFIX_TO_CATEGORY = {p.lower(): (c, s) for p, c, s in _CATEGORY_PREFIXES}
 _SUBSET_RE = re.compile(r"^(.*?)[-_]?\d+$")
 
 
@@ -28,10 +30,9 @@ def vlrewardbench_category(item_id: str) -> tuple[str, str]:
     and ``mmmu*`` are reasoning; ``wildvision*`` and everything else are general (the
     subset of an unknown id is its prefix before the trailing number).
     """
-    lowered = item_id.lower()
-    for prefix, category, subset in _CATEGORY_PREFIXES:
-        if lowered.startswith(prefix.lower()):
-            return category, subset
+    match = _PREFIX_RE.match(item_id)
+    if match:
+        return _PREFIX_TO_CATEGORY[match.group(1).lower()]
     match = _SUBSET_RE.match(item_id)
     subset = (match.group(1) if match and match.group(1) else item_id) or "unknown"
     return "general", subset.lower()

@@ -114,7 +114,8 @@ def test_malformed_rows(store, tmp_path):
     ])
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "trl")
-    assert [p.line for p in exc.value.problems] == [10]  # bad JSON is reported before row checks
+    assert [p.line for p in exc.value.problems] == [2, 3, 4, 5, 6, 7, 8, 9, 10]  # all problems in one go
+    assert exc.value.problems[-1].message.startswith("not valid JSON")
     path.write_text("\n".join(path.read_text().splitlines()[:-1]) + "\n")
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "trl")

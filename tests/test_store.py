@@ -37,9 +37,9 @@ def test_item_round_trip_keeps_everything(store):
     item = Item(**{**item.__dict__, "reference": Reference(
         ranking=(2, 0, 1), strength="3", ground_truth="42",
         error_tags=(ErrorTag("recognition", "text", None, "recognition(text)"),))})
-    stored = store.add_items([item]).added[0]
-    loaded = store.get_item(stored.id)
-    assert loaded == stored
+    item_id = store.add_items([item]).ids[0]
+    loaded = store.get_item(item_id)
+    assert loaded == Item(**{**item.__dict__, "id": item_id})
     assert loaded.reference.chosen == 2
     assert store.info().missing_media == 1
     assert store.missing_media() == [("x/1", "b.png", "not found")]
@@ -48,8 +48,8 @@ def test_item_round_trip_keeps_everything(store):
 def test_steps_round_trip(store):
     resp = Response(0, "s1\ns2", steps=(Step("s1", True), Step("s2", False)))
     item = Item(ext_id="st", prompt="p", responses=(resp,))
-    stored = store.add_items([item]).added[0]
-    assert store.get_item(stored.id).responses[0].steps == (Step("s1", True), Step("s2", False))
+    item_id = store.add_items([item]).ids[0]
+    assert store.get_item(item_id).responses[0].steps == (Step("s1", True), Step("s2", False))
 
 
 def test_add_items_idempotent_and_conflicts(store):
@@ -75,7 +75,7 @@ def test_failed_transaction_writes_nothing(store):
 
 
 def test_labels_are_append_only_and_newest_is_current(store):
-    item_id = store.add_items([make_item("a")]).added[0].id
+    item_id = store.add_items([make_item("a")]).ids[0]
     first = store.add_label(Label(item_id, "ann", "prefer", ranking=(1, 0), strength="clearly", display_order=(1, 0)))
     second = store.add_label(Label(item_id, "ann", "tie", display_order=(1, 0),
                                    error_types=(ErrorTag("counting"),), note="on reflection"))
@@ -109,7 +109,7 @@ def test_label_for_unknown_item_is_refused(store):
 
 
 def test_display_order_is_drawn_once_per_annotator(store):
-    ids = [i.id for i in store.add_items([make_item(f"i{n}", n=4) for n in range(30)]).added]
+    ids = store.add_items([make_item(f"i{n}", n=4) for n in range(30)]).ids
     orders = {i: store.display_order(i, "ann") for i in ids}
     assert all(store.display_order(i, "ann") == orders[i] for i in ids)  # persisted
     assert all(sorted(o) == [0, 1, 2, 3] for o in orders.values())
@@ -117,7 +117,7 @@ def test_display_order_is_drawn_once_per_annotator(store):
 
 
 def test_collections(store):
-    ids = [i.id for i in store.add_items([make_item("a"), make_item("b")]).added]
+    ids = store.add_items([make_item("a"), make_item("b")]).ids
     assert store.add_to_collection("hard-v1", ids) == 2
     assert store.add_to_collection("hard-v1", ids) == 0
     assert store.collections() == {"hard-v1": 2}
@@ -164,7 +164,7 @@ def test_failed_migration_rolls_back(tmp_path):
 def test_labels_survive_reopen(tmp_path):
     path = tmp_path / "p.pairscope"
     with Store.create(path) as s:
-        item_id = s.add_items([make_item("a")]).added[0].id
+        item_id = s.add_items([make_item("a")]).ids[0]
         s.add_label(Label(item_id, "ann", "prefer", ranking=(0, 1)))
     with Store.open(path) as s:
         assert s.current_label(item_id, "ann").preferred == 0

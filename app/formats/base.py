@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+import orjson
+
 from ..records import ImportProblem, Item, MediaRef
 
 #: Stop collecting after this many fatal problems: the user fixes the file anyway.
@@ -103,6 +105,9 @@ class RowReader:
             )])
 
         self._keys = {name: self._resolve(name) for name in self.aliases}
+        plain = {name: tuple(k for k in keys if "." not in k) for name, keys in self._keys.items()}
+        self._plain_keys = {k for keys in plain.values() for k in keys}
+        self._multi_keys = tuple(keys for keys in plain.values() if len(keys) > 1)
 
     def _resolve(self, name: str) -> tuple[str, ...]:
         if name in self.ctx.mapping:
@@ -124,7 +129,10 @@ class RowReader:
         return None, MISSING
 
     def get(self, row: dict[str, Any], name: str, default: Any = None) -> Any:
-        key, value = self.find(row, name)
+        for key in self._keys[name]:
+            if key in row:
+                return row[key]
+        key, value = self.find(row, name)  # dotted paths, rare
         return default if key is None else value
 
     def extra(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -134,11 +142,11 @@ class RowReader:
         (``video_id`` beside ``id``) and a nested object read only in part through a dotted
         ``--map`` path stay, so an export can write the row back unchanged.
         """
-        used = set()
-        for name in self._keys:
-            key = self.find(row, name)[0]
-            if key is not None and key in row:
-                used.add(key)
+        used = self._plain_keys.intersection(row)
+        for keys in self._multi_keys:  # a field with several aliases reads only the first
+            hits = [k for k in keys if k in used]
+            if len(hits) > 1:
+                used.difference_update(hits[1:])
         return {k: v for k, v in row.items() if k not in used}
 
 
@@ -154,36 +162,44 @@ def _lookup(row: Any, dotted: str) -> tuple[bool, Any]:
     return True, node
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line number, object)`` for every non-blank line.
+def loads_line(raw: bytes) -> Any:
+    """Parse one JSON document: orjson (fast), falling back to ``json`` for what orjson
+    refuses but Python's JSON reader accepts (NaN, Infinity, integers beyond 64 bits)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
-    Collects malformed lines (bad JSON, not an object, bad UTF-8) and raises one
-    :class:`FormatError` naming each file:line after reading the whole file.
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line number, object)`` for every non-blank line, as the file is read.
+
+    Malformed lines (bad JSON, not an object, bad UTF-8) are collected; after the last
+    line one :class:`FormatError` names each file:line.
     """
     problems: list[ImportProblem] = []
-    rows: list[tuple[int, dict]] = []
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
+                obj = loads_line(raw)
             except UnicodeDecodeError as exc:
                 problems.append(ImportProblem(str(path), number, f"not valid UTF-8 ({exc.reason})"))
             except json.JSONDecodeError as exc:
                 problems.append(ImportProblem(str(path), number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
             else:
-                if isinstance(obj, dict):
-                    rows.append((number, obj))
+                if type(obj) is dict:
+                    if not problems:
+                        yield number, obj
                 else:
                     problems.append(ImportProblem(
-                        str(path), number, f"expected a JSON object, got {type(obj).__name__}"
+                        str(path), number, f"expected a JSON object, got {type_name(obj)}"
                     ))
             if len(problems) >= MAX_PROBLEMS:
                 break
     if problems:
         raise FormatError(problems)
-    yield from rows
 
 
 class RowErrors:
@@ -226,6 +242,8 @@ def expect_str_list(value: Any, what: str, *, min_len: int = 0) -> list[str]:
 
 
 def optional_str(value: Any, what: str) -> str | None:
+    if type(value) is str:
+        return value or None
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -251,25 +269,35 @@ def parse_rows(
     ctx: ImportContext,
     rows: Iterator[tuple[int, dict]],
     build: Callable[[int, dict], Item],
-) -> list[ParsedRow]:
-    """Run ``build`` over every row, collecting :class:`RowProblem` as fatal file:line errors."""
+) -> Iterator[ParsedRow]:
+    """Run ``build`` over every row, yielding items as they are built.
+
+    :class:`RowProblem` becomes a fatal file:line problem; once there is one, nothing more
+    is yielded, and after the last row one :class:`FormatError` lists them all (together
+    with any the row source raised).
+    """
     errors = RowErrors(ctx.path)
-    parsed: list[ParsedRow] = []
-    for line, row in rows:
-        try:
-            parsed.append(ParsedRow(line, build(line, row)))
-        except RowProblem as exc:
-            rid = row.get("id") if isinstance(row.get("id"), (str, int)) else None
-            errors.add(line, str(exc), None if rid is None else str(rid))
-        if errors.full:
-            break
+    try:
+        for line, row in rows:
+            try:
+                parsed = ParsedRow(line, build(line, row))
+            except RowProblem as exc:
+                rid = row.get("id") if isinstance(row.get("id"), (str, int)) else None
+                errors.add(line, str(exc), None if rid is None else str(rid))
+                if errors.full:
+                    break
+            else:
+                if not errors.problems:
+                    yield parsed
+    except FormatError as exc:
+        errors.problems.extend(exc.problems)
+        errors.problems.sort(key=lambda p: (p.line is None, p.line or 0))
     errors.raise_if_any()
-    return parsed
 
 
 # -- registry -------------------------------------------------------------------------------
 
-FormatParser = Callable[[ImportContext], list[ParsedRow]]
+FormatParser = Callable[[ImportContext], Iterator[ParsedRow]]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ so a file already using those names needs no mapping.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from ..records import Item, Reference, Response
 from ..taxonomy import parse_error_tags
@@ -152,6 +152,6 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
 
 
 @register("jsonl", "Any JSONL; name the fields with --map field=key (e.g. --map prompt=question)")
-def parse(ctx: ImportContext) -> list[ParsedRow]:
+def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 from ..records import Item, Reference, Response, Step
 from .base import (
@@ -204,7 +204,7 @@ def _sniff(row: dict) -> bool:
 
 
 @register("steps", "Step-wise process-reward rows (ViLBench style): question, images, labelled steps", sniff=_sniff)
-def parse(ctx: ImportContext) -> list[ParsedRow]:
+def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))
 

@@ -11,7 +11,7 @@ chosen/rejected message list that a single assistant message cannot rebuild is k
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Iterator
 
 from ..records import Item, Reference, Response
 from .base import (
@@ -120,6 +120,6 @@ def _sniff(row: dict) -> bool:
 
 
 @register("trl", "TRL preference rows: prompt, chosen, rejected (plain or conversational), images", sniff=_sniff)
-def parse(ctx: ImportContext) -> list[ParsedRow]:
+def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))

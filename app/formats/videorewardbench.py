@@ -5,6 +5,8 @@ preference strength. Common key spellings are accepted; ``--map`` overrides them
 
 from __future__ import annotations
 
+from typing import Iterator
+
 from ..records import Item, Reference, Response
 from ..taxonomy import video_dimension
 from .base import (
@@ -29,7 +31,7 @@ from .fields import (
 )
 
 ALIASES = {
-    "id": ("id", "idx", "uid", "sample_id", "video_id"),
+    "id": ("id", "idx", "uid", "sample_id"),  # not video_id: several pairs share a video
     "video": ("video", "video_path", "video_file", "videos"),
     "prompt": ("prompt", "query", "question", "instruction"),
     "chosen": ("chosen", "chosen_response", "response_chosen", "preferred"),
@@ -80,6 +82,6 @@ def _sniff(row: dict) -> bool:
     suffixes=(".jsonl",),
     sniff=_sniff,
 )
-def parse(ctx: ImportContext) -> list[ParsedRow]:
+def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))

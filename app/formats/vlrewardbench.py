@@ -48,13 +48,15 @@ def ranks_to_order(ranks: Any, n: int) -> tuple[int, ...] | None:
     Returns ``None`` for a tie (equal ranks); raises :class:`RowProblem` for anything
     that is not one integer rank per response.
     """
-    if not isinstance(ranks, list) or not all(isinstance(r, int) and not isinstance(r, bool) for r in ranks):
-        raise RowProblem(f"human_ranking: expected a list of integers, got {ranks!r}")
+    if type(ranks) is not list or any(type(r) is not int for r in ranks):
+        raise RowProblem(f"human_ranking: expected a list of integers, got {ranks!r}"[:200])
     if len(ranks) != n:
         raise RowProblem(f"human_ranking: has {len(ranks)} ranks for {n} responses")
     if len(set(ranks)) != len(ranks):
         return None
-    return tuple(sorted(range(n), key=lambda i: ranks[i]))
+    if n == 2:
+        return (0, 1) if ranks[0] < ranks[1] else (1, 0)
+    return tuple(sorted(range(n), key=ranks.__getitem__))
 
 
 def order_to_ranks(order: tuple[int, ...]) -> list[int]:
@@ -76,9 +78,9 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, medi
     models = reader.get(row, "models")
     if not (isinstance(models, list) and len(models) == len(texts)):
         models = [None] * len(texts)
-    responses = tuple(
-        Response(i, t, optional_str(m, f"models[{i}]")) for i, (t, m) in enumerate(zip(texts, models))
-    )
+    elif not all(type(m) is str for m in models):
+        models = [optional_str(m, f"models[{i}]") for i, m in enumerate(models)]
+    responses = tuple(Response(i, t, m or None) for i, (t, m) in enumerate(zip(texts, models)))
     if media is None:
         media = resolve_media(ctx, line, ext_id, media_refs(reader.get(row, "image"), "image_path"), "image")
     category, subset = vlrewardbench_category(ext_id)
@@ -119,7 +121,7 @@ def _sniff(row: dict) -> bool:
     suffixes=(".jsonl", ".json", ".parquet"),
     sniff=_sniff,
 )
-def parse(ctx: ImportContext) -> list[ParsedRow]:
+def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     if ctx.path.suffix.lower() == ".parquet":
         return _parse_parquet(ctx, reader)
@@ -173,7 +175,7 @@ def _image_entries(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _parse_parquet(ctx: ImportContext, reader: RowReader) -> list[ParsedRow]:
+def _parse_parquet(ctx: ImportContext, reader: RowReader) -> Iterator[ParsedRow]:
     def build(line: int, row: dict) -> Item:
         media = []
         for entry in _image_entries(row.get("image") if "image" in row else row.get("images")):

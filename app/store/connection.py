@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -10,9 +9,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
+import orjson
+
 from .schema import SchemaError, current_version, migrate
 
 BUSY_TIMEOUT_MS = 5000
+CACHE_KIB = 65536
 
 
 def utc_now() -> str:
@@ -21,8 +23,11 @@ def utc_now() -> str:
 
 
 def dumps(value) -> str:
-    """Compact, key-sorted JSON as stored in the project's JSON columns."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    """Compact, key-sorted UTF-8 JSON as stored in the project's JSON columns.
+
+    orjson writes NaN/Infinity as null, where ``json`` would write invalid JSON.
+    """
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode("utf-8")
 
 
 class StoreBase:
@@ -47,6 +52,9 @@ class StoreBase:
         self._depth = 0
         try:
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # A 64 MB page cache (a ceiling, not an allocation) keeps a bulk import's index
+            # pages in memory instead of spilling them to the WAL mid-transaction.
+            self.conn.execute(f"PRAGMA cache_size = {-CACHE_KIB}")
             # WAL can be refused (e.g. network filesystems); SQLite then keeps its mode.
             self.journal_mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             self.conn.execute("PRAGMA foreign_keys = ON")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field
 from typing import Sequence
+
+import orjson
 
 from ..records import (
     ErrorTag,
@@ -21,11 +23,7 @@ from .connection import dumps, utc_now
 
 
 def content_hash(item: Item, extra_json: str | None = None) -> str:
-    """A stable hash of everything an item's content is made of (not its store id).
-
-    ``repr`` of plain tuples of str/int/None is deterministic and several times faster
-    than JSON; only ``extra`` (a dict whose key order may vary) goes through sorted JSON.
-    """
+    """A stable hash of everything an item's content is made of (not its store id)."""
     payload = (
         item.ext_id, item.prompt, item.prompt_raw, item.category, item.subset,
         tuple((r.text, r.model, tuple((s.text, s.correct) for s in r.steps)) for r in item.responses),
@@ -34,16 +32,82 @@ def content_hash(item: Item, extra_json: str | None = None) -> str:
         tuple((t.kind, t.subkind, t.note, t.raw) for t in item.reference.error_tags),
         extra_json if extra_json is not None else dumps(item.extra),
     )
-    return hashlib.sha1(repr(payload).encode("utf-8")).hexdigest()
+    return hashlib.sha1(orjson.dumps(payload)).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass
 class AddResult:
-    """What :meth:`ItemsMixin.add_items` did, per input item, in input order."""
+    """What adding items did: the items written (``ids[i]`` is the store id of
+    ``added[i]``), and the ext ids skipped as unchanged or conflicting."""
 
-    added: list[Item]
-    unchanged: list[str]
-    conflicts: list[str]
+    added: list[Item] = field(default_factory=list)
+    ids: list[int] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+
+    def extend(self, other: "AddResult") -> None:
+        self.added += other.added
+        self.ids += other.ids
+        self.unchanged += other.unchanged
+        self.conflicts += other.conflicts
+
+
+@dataclass
+class ItemBatch:
+    """Rows ready for ``executemany``, built from items without touching SQLite."""
+
+    result: AddResult
+    items: list[tuple] = field(default_factory=list)
+    responses: list[tuple] = field(default_factory=list)
+    steps: list[tuple] = field(default_factory=list)
+    media: list[tuple] = field(default_factory=list)
+    tags: list[tuple] = field(default_factory=list)
+
+
+class ItemBatcher:
+    """Turns items into insert rows: hashes, skips unchanged and conflicting ids, assigns
+    store ids. Pure Python, so an import can run it on a worker thread while the store
+    writes the previous batch. Batches must be written in the order they were made."""
+
+    def __init__(self, existing: dict[str, str], next_id: int, import_id: int | None):
+        self.existing = existing
+        self.next_id = next_id
+        self.import_id = import_id
+
+    def batch(self, items: Sequence[Item]) -> ItemBatch:
+        out = ItemBatch(AddResult())
+        result, existing = out.result, self.existing
+        for item in items:
+            extra_json = dumps(item.extra) if item.extra else "{}"
+            digest = content_hash(item, extra_json)
+            stored = existing.get(item.ext_id)
+            if stored is not None:
+                (result.unchanged if stored == digest else result.conflicts).append(item.ext_id)
+                continue
+            existing[item.ext_id] = digest
+            item_id = self.next_id
+            self.next_id += 1
+            ref = item.reference
+            ranking = ref.ranking
+            out.items.append((
+                item_id, item.ext_id, item.source_format, item.category, item.subset,
+                item.prompt, item.prompt_raw, item.media_kind, len(item.responses),
+                orjson.dumps(ranking).decode() if ranking else None, ranking[0] if ranking else None,
+                ref.strength, ref.ground_truth, extra_json, digest, self.import_id,
+                sum(1 for m in item.media if m.path is None),
+            ))
+            for r in item.responses:
+                out.responses.append((item_id, r.index, r.text, r.model))
+                for s_idx, step in enumerate(r.steps):
+                    correct = None if step.correct is None else int(step.correct)
+                    out.steps.append((item_id, r.index, s_idx, step.text, correct))
+            for m_idx, m in enumerate(item.media):
+                out.media.append((item_id, m_idx, m.kind, m.ref, m.path, m.problem))
+            for t_idx, t in enumerate(ref.error_tags):
+                out.tags.append((item_id, t_idx, t.kind, t.subkind, t.note, t.raw))
+            result.added.append(item)
+            result.ids.append(item_id)
+        return out
 
 
 _SUMMARY_SQL = (
@@ -62,57 +126,34 @@ class ItemsMixin:
         idempotent); one whose content differs is a conflict and is not written, so labels
         already given to the stored version keep their meaning.
         """
+        with self.transaction():
+            batch = self.item_batcher(import_id).batch(items)
+            self.write_batch(batch)
+            return batch.result
+
+    def item_batcher(self, import_id: int | None = None) -> ItemBatcher:
+        """A batcher that knows the stored ids; use it and :meth:`write_batch` inside one
+        transaction so no other writer can slip in between."""
+        with self._lock:
+            existing = dict(self.conn.execute("SELECT ext_id, content_hash FROM items"))
+            next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM items").fetchone()[0]
+        return ItemBatcher(existing, next_id, import_id)
+
+    def write_batch(self, batch: ItemBatch) -> None:
+        """Insert a batch made by :meth:`item_batcher` (in the caller's transaction)."""
+        if not batch.items:
+            return
         with self.transaction() as conn:
-            existing = dict(conn.execute("SELECT ext_id, content_hash FROM items"))
-            added: list[Item] = []
-            unchanged: list[str] = []
-            conflicts: list[str] = []
-            rows = []
-            for item in items:
-                extra_json = dumps(item.extra) if item.extra else "{}"
-                digest = content_hash(item, extra_json)
-                stored = existing.get(item.ext_id)
-                if stored is not None:
-                    (unchanged if stored == digest else conflicts).append(item.ext_id)
-                    continue
-                existing[item.ext_id] = digest
-                rows.append((item, digest, extra_json))
-            if not rows:
-                return AddResult(added, unchanged, conflicts)
-            next_id = (conn.execute("SELECT coalesce(max(id), 0) FROM items").fetchone()[0]) + 1
-            item_rows, response_rows, step_rows, media_rows, tag_rows = [], [], [], [], []
-            for offset, (item, digest, extra_json) in enumerate(rows):
-                item_id = next_id + offset
-                ref = item.reference
-                ranking = list(ref.ranking) if ref.ranking else None
-                item_rows.append((
-                    item_id, item.ext_id, item.source_format, item.category, item.subset,
-                    item.prompt, item.prompt_raw, item.media_kind, len(item.responses),
-                    json.dumps(ranking) if ranking else None, ranking[0] if ranking else None,
-                    ref.strength, ref.ground_truth, extra_json, digest, import_id,
-                    sum(1 for m in item.media if m.missing),
-                ))
-                for r in item.responses:
-                    response_rows.append((item_id, r.index, r.text, r.model))
-                    for s_idx, step in enumerate(r.steps):
-                        correct = None if step.correct is None else int(step.correct)
-                        step_rows.append((item_id, r.index, s_idx, step.text, correct))
-                for m_idx, m in enumerate(item.media):
-                    media_rows.append((item_id, m_idx, m.kind, m.ref, m.path, m.problem))
-                for t_idx, t in enumerate(ref.error_tags):
-                    tag_rows.append((item_id, t_idx, t.kind, t.subkind, t.note, t.raw))
-                added.append(_with_id(item, item_id))
             conn.executemany(
                 "INSERT INTO items (id, ext_id, source_format, category, subset, prompt, prompt_raw,"
                 " media_kind, n_responses, ref_ranking, ref_chosen, ref_strength, ground_truth, extra,"
                 " content_hash, import_id, missing_media) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                item_rows,
+                batch.items,
             )
-            conn.executemany("INSERT INTO responses VALUES (?,?,?,?)", response_rows)
-            conn.executemany("INSERT INTO steps VALUES (?,?,?,?,?)", step_rows)
-            conn.executemany("INSERT INTO media VALUES (?,?,?,?,?,?)", media_rows)
-            conn.executemany("INSERT INTO ref_error_tags VALUES (?,?,?,?,?,?)", tag_rows)
-            return AddResult(added, unchanged, conflicts)
+            conn.executemany("INSERT INTO responses VALUES (?,?,?,?)", batch.responses)
+            conn.executemany("INSERT INTO steps VALUES (?,?,?,?,?)", batch.steps)
+            conn.executemany("INSERT INTO media VALUES (?,?,?,?,?,?)", batch.media)
+            conn.executemany("INSERT INTO ref_error_tags VALUES (?,?,?,?,?,?)", batch.tags)
 
     def begin_import(self, path: str, fmt: str, sha256: str, options: dict) -> int:
         """Log an import (call inside the import's transaction); returns its id."""
@@ -219,6 +260,3 @@ class ItemsMixin:
             schema_version=self.schema_version,
         )
 
-
-def _with_id(item: Item, item_id: int) -> Item:
-    return replace(item, id=item_id)
