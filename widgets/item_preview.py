@@ -71,7 +71,7 @@ class ItemPreview(QWidget):
         self._media.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
         self._media.setStyleSheet("background: #20232a; color: #e6e6e6; border-radius: 4px;")
         self._prompt = QPlainTextEdit(readOnly=True)
-        self._prompt.setMaximumHeight(90)
+        self._prompt.setMaximumHeight(72)
         self._responses = QWidget()
         self._responses_layout = QHBoxLayout(self._responses)
         self._responses_layout.setContentsMargins(0, 0, 0, 0)

@@ -57,6 +57,8 @@ def run(db: Path | None, annotator: str | None) -> int:
         return 1
     settings.setValue("project/last", str(Path(path).resolve()))
     window = MainWindow(ProjectController(store, name), settings)
-    window.resize(1440, 860)
+    if window.saveGeometry().isEmpty() or settings.value("window/geometry") is None:
+        available = app.primaryScreen().availableGeometry()
+        window.resize(min(1600, available.width()), min(1000, available.height()))
     window.show()
     return app.exec()
