@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from pairscope.app.cli import main
 from pairscope.app.store import Store
 

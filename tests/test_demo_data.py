@@ -10,7 +10,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-
 from pairscope.app import demo_build
 from pairscope.app.media import open_image, sample_frames, video_info
 from pairscope.app.records import VIDEOREWARDBENCH_DIMENSIONS

@@ -2,25 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-from PIL import Image
-
+from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
+from PIL import Image
 
 PY_STEPS = "['STEP1: The triangle has sides 3 and 4.', \"STEP2: So the hypotenuse is 6.\", 'STEP3: Answer: 6']"
-
-
-def write_jsonl(path, rows):
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
-
-
-def item(store, ext_id):
-    return store.get_item(store.item_id(ext_id))
 
 
 def flags(response):

@@ -6,19 +6,10 @@ import json
 import re
 
 import pytest
-from PIL import Image
-
+from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
-
-
-def write_jsonl(path, rows):
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
-
-
-def item(store, ext_id):
-    return store.get_item(store.item_id(ext_id))
+from PIL import Image
 
 
 def user(*parts):

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
-
+from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
-
-
-def write_jsonl(path, rows):
-    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 def row(**kw):
@@ -32,10 +26,6 @@ def clips(tmp_path):
     for name in ("a.mp4", "b.mp4", "c.mp4"):
         (tmp_path / "clips" / name).write_bytes(b"\x00\x00\x00\x18ftypmp42")
     return tmp_path / "clips"
-
-
-def item(store, ext_id):
-    return store.get_item(store.item_id(ext_id))
 
 
 def test_happy_path(store, tmp_path, clips):

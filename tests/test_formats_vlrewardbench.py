@@ -6,11 +6,11 @@ import io
 import json
 
 import pytest
-from PIL import Image
-
+from helpers import write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
 from pairscope.app.taxonomy import parse_error_tag, vlrewardbench_category
+from PIL import Image
 
 
 def png_bytes(colour="red", size=(8, 6)) -> bytes:
@@ -28,11 +28,6 @@ def row(id_, ranking=(0, 1), **kw):
     }
     base.update(kw)
     return base
-
-
-def write_jsonl(path, rows):
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows))
-    return path
 
 
 @pytest.fixture
@@ -125,7 +120,7 @@ def test_malformed_line_imports_nothing(store, tmp_path, media_root, bad_line, e
         import_file(store, src, "vlrewardbench", media_root)
     [problem] = err.value.problems
     assert problem.line == 2 and expected in problem.message
-    assert f"vl.jsonl:2" in str(err.value)
+    assert "vl.jsonl:2" in str(err.value)
     assert store.item_count() == 0
 
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from PIL import Image
-from PySide6.QtCore import Qt
-
 from pairscope.app.gui.controller import ProjectController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.importer import import_file
+from PIL import Image
+from PySide6.QtCore import Qt
 
 
 @pytest.fixture

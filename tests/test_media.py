@@ -9,10 +9,16 @@ import zlib
 import cv2
 import numpy as np
 import pytest
-from PIL import Image, JpegImagePlugin
-
 from pairscope.app import media
-from pairscope.app.media import MediaError, frame_indices, image_info, open_image, sample_frames, video_info
+from pairscope.app.media import (
+    MediaError,
+    frame_indices,
+    image_info,
+    open_image,
+    sample_frames,
+    video_info,
+)
+from PIL import Image, JpegImagePlugin
 
 # -- images -------------------------------------------------------------------------------------
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
-from pairscope.app.records import ErrorTag, Item, Label, MediaRef, Reference, Response, Step
+from pairscope.app.records import (
+    ErrorTag,
+    Item,
+    Label,
+    MediaRef,
+    Reference,
+    Response,
+    Step,
+)
 from pairscope.app.store import LATEST_VERSION, SchemaError, Store
 from pairscope.app.store.schema import Migration, migrate
 
