@@ -241,3 +241,38 @@ def sample_frames(path, k: int, max_size: tuple[int, int] | None = None) -> list
         return got
     finally:
         cap.release()
+
+
+class VideoReader:
+    """Frames of one video by index, keeping the file open: sequential reads (playback)
+    are cheap, anything else seeks. Close it, or use it as a context manager."""
+
+    def __init__(self, path, max_size: tuple[int, int] | None = None):
+        self.path = _existing(path)
+        self.info = video_info(self.path)
+        self.max_size = max_size
+        self._cv2, self._cap = _capture(self.path)
+        self._next = 0
+
+    def frame(self, index: int) -> Image.Image:
+        """Frame ``index`` as an RGB image; :class:`MediaError` if it cannot be read."""
+        if not 0 <= index < self.info.frame_count:
+            raise MediaError(self.path, f"frame {index} is outside 0..{self.info.frame_count - 1}")
+        cv2, cap = self._cv2, self._cap
+        if index != self._next and not cap.set(cv2.CAP_PROP_POS_FRAMES, index):
+            raise MediaError(self.path, f"cannot seek to frame {index}")
+        ok, bgr = cap.read()
+        if not ok or bgr is None:
+            self._next = -1
+            raise MediaError(self.path, f"cannot read frame {index}")
+        self._next = index + 1
+        return _to_pil(cv2, bgr, self.max_size)
+
+    def close(self) -> None:
+        self._cap.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 MediaKind = Literal["image", "video"]
-Outcome = Literal["prefer", "tie", "both_bad", "discard", "cleared"]
+#: ``unrated``: a label with no preference (only step marks, error types or a note);
+#: ``cleared``: the annotator removed their label.
+Outcome = Literal["prefer", "tie", "both_bad", "discard", "unrated", "cleared"]
 
 #: Category names used across VL-RewardBench and VideoRewardBench.
 VLREWARDBENCH_CATEGORIES = ("general", "hallucination", "reasoning")
@@ -25,8 +27,14 @@ VIDEOREWARDBENCH_DIMENSIONS = (
 #: Error-type taxonomy (DESIGN.md): the kind of error the worse response makes.
 ERROR_KINDS = ("existence", "recognition", "attribute", "counting", "reasoning", "other")
 
+#: Sub-kinds offered for a recognition error.
+RECOGNITION_SUBKINDS = ("object", "text", "scene", "person", "action")
+
 #: Why an annotator may discard a pair (VL-RewardBench's verification rules).
 DISCARD_REASONS = ("both_wrong", "style_or_length_only", "media_unusable", "needs_expert", "other")
+
+#: How much better the preferred response is.
+STRENGTHS = ("slightly", "clearly", "much")
 
 
 @dataclass(frozen=True)
@@ -151,6 +159,27 @@ class ItemSummary:
 
 
 @dataclass(frozen=True)
+class TableRow:
+    """An item-table row for one annotator: the item plus their own label, blind
+    (``own_label`` is in screen terms, e.g. ``R2 clearly``)."""
+
+    summary: ItemSummary
+    status: str
+    own_label: str
+
+
+@dataclass(frozen=True)
+class ItemFilter:
+    """Which items the item table shows. ``status`` is relative to ``annotator``:
+    ``"labeled"`` or ``"unlabeled"``; ``text`` matches the id or the prompt."""
+
+    category: str | None = None
+    text: str = ""
+    status: str | None = None
+    annotator: str | None = None
+
+
+@dataclass(frozen=True)
 class Label:
     """An annotator's judgement of one item. Append-only: a change is a new Label.
 
@@ -176,6 +205,28 @@ class Label:
     @property
     def preferred(self) -> int | None:
         return self.ranking[0] if self.outcome == "prefer" and self.ranking else None
+
+
+@dataclass(frozen=True)
+class LabelDraft:
+    """What the label panel shows and edits, in *screen* terms: ``preferred_position`` and
+    the first element of each step mark are 1-based positions as displayed, never
+    response indices (the labeling session maps them through the display order).
+
+    ``step_marks`` holds ``(screen position, step index, correct)``.
+    """
+
+    outcome: Outcome | None = None
+    preferred_position: int | None = None
+    strength: str | None = None
+    error_types: tuple[ErrorTag, ...] = ()
+    discard_reasons: tuple[str, ...] = ()
+    note: str = ""
+    step_marks: tuple[tuple[int, int, bool], ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        return self == LabelDraft()
 
 
 @dataclass(frozen=True)

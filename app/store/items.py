@@ -12,6 +12,7 @@ import orjson
 from ..records import (
     ErrorTag,
     Item,
+    ItemFilter,
     ItemSummary,
     MediaRef,
     ProjectInfo,
@@ -111,9 +112,32 @@ class ItemBatcher:
 
 
 _SUMMARY_SQL = (
-    "SELECT id, ext_id, category, subset, media_kind, n_responses, substr(prompt, 1, 160), missing_media "
-    "FROM items"
+    "SELECT i.id, i.ext_id, i.category, i.subset, i.media_kind, i.n_responses, substr(i.prompt, 1, 160),"
+    " i.missing_media FROM items i"
 )
+
+_HAS_CURRENT_LABEL = (
+    "EXISTS (SELECT 1 FROM labels l WHERE l.item_id = i.id AND l.kind = 'label'"
+    " AND l.annotator_id = (SELECT id FROM annotators WHERE name = ?)"
+    " AND l.rowid = (SELECT l2.rowid FROM labels l2 WHERE l2.item_id = i.id AND l2.annotator_id = l.annotator_id"
+    "  AND l2.kind = 'label' ORDER BY l2.created_at DESC, l2.rowid DESC LIMIT 1) AND l.outcome != 'cleared')"
+)
+
+
+def _filter_sql(f: ItemFilter) -> tuple[str, list]:
+    """SQL condition and parameters for an :class:`ItemFilter` over ``items i``."""
+    clauses, params = ["1"], []
+    if f.category:
+        clauses.append("i.category = ?")
+        params.append(f.category)
+    if f.text.strip():
+        pattern = "%" + f.text.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        clauses.append("(i.ext_id LIKE ? ESCAPE '\\' OR i.prompt LIKE ? ESCAPE '\\')")
+        params += [pattern, pattern]
+    if f.status in ("labeled", "unlabeled") and f.annotator:
+        clauses.append(_HAS_CURRENT_LABEL if f.status == "labeled" else f"NOT {_HAS_CURRENT_LABEL}")
+        params.append(f.annotator)
+    return " AND ".join(clauses), params
 
 
 class ItemsMixin:
@@ -181,11 +205,19 @@ class ItemsMixin:
         rows = self.query("SELECT category, count(*) FROM items GROUP BY category ORDER BY count(*) DESC, category")
         return dict(rows)
 
-    def item_summaries(self, offset: int = 0, limit: int = 500, category: str | None = None) -> list[ItemSummary]:
-        """A page of item-table rows in store order."""
-        where, params = ("WHERE category = ?", [category]) if category else ("", [])
-        rows = self.query(f"{_SUMMARY_SQL} {where} ORDER BY id LIMIT ? OFFSET ?", (*params, limit, offset))
+    def item_summaries(self, offset: int = 0, limit: int = 500, category: str | None = None,
+                       filter: ItemFilter | None = None) -> list[ItemSummary]:
+        """A page of item-table rows in store order, optionally filtered."""
+        where, params = _filter_sql(filter or ItemFilter(category=category))
+        rows = self.query(
+            f"{_SUMMARY_SQL} WHERE {where} ORDER BY i.id LIMIT ? OFFSET ?", (*params, limit, offset)
+        )
         return [ItemSummary(*row) for row in rows]
+
+    def count_items(self, filter: ItemFilter | None = None) -> int:
+        """How many items a filter selects."""
+        where, params = _filter_sql(filter or ItemFilter())
+        return self.query(f"SELECT count(*) FROM items i WHERE {where}", params)[0][0]
 
     def item_id(self, ext_id: str) -> int | None:
         row = self.query("SELECT id FROM items WHERE ext_id = ?", (ext_id,))

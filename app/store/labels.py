@@ -35,6 +35,18 @@ def _label_from_row(row) -> Label:
     )
 
 
+# Items joined with this annotator's current label outcome (NULL: unlabeled or cleared).
+_CURRENT_SQL = """
+WITH cur AS (
+    SELECT item_id, outcome FROM (
+        SELECT l.item_id, l.outcome,
+               ROW_NUMBER() OVER (PARTITION BY l.item_id ORDER BY l.created_at DESC, l.rowid DESC) AS rn
+        FROM labels l JOIN annotators a ON a.id = l.annotator_id
+        WHERE a.name = ? AND l.kind = 'label')
+    WHERE rn = 1 AND outcome != 'cleared')
+SELECT {select} FROM items i LEFT JOIN cur ON cur.item_id = i.id WHERE {where}"""
+
+
 class LabelsMixin:
     """Label storage. Mixed into :class:`pairscope.app.store.Store`."""
 
@@ -106,6 +118,50 @@ class LabelsMixin:
             return None
         label = _label_from_row(rows[0])
         return None if label.outcome == "cleared" else label
+
+    def current_labels(self, annotator: str, item_ids: list[int] | None = None) -> dict[int, Label]:
+        """The current (newest, not cleared) label per item for one annotator.
+
+        ``item_ids=None`` means every item; otherwise only those (one query either way).
+        """
+        params: list = [annotator]
+        where = ""
+        if item_ids is not None:
+            if not item_ids:
+                return {}
+            where = f" AND l.item_id IN ({','.join('?' * len(item_ids))})"
+            params += list(item_ids)
+        rows = self.query(
+            f"SELECT * FROM (SELECT {_LABEL_COLUMNS}, ROW_NUMBER() OVER ("
+            "  PARTITION BY l.item_id ORDER BY l.created_at DESC, l.rowid DESC) AS rn"
+            " FROM labels l JOIN annotators a ON a.id = l.annotator_id"
+            f" WHERE a.name = ? AND l.kind = 'label'{where}) WHERE rn = 1 AND outcome != 'cleared'",
+            params,
+        )
+        return {row[1]: _label_from_row(row[:-1]) for row in rows}
+
+    def labeled_count(self, annotator: str) -> int:
+        """How many items this annotator has a current label for."""
+        return self.query(_CURRENT_SQL.format(select="count(*)", where="cur.outcome IS NOT NULL"), (annotator,))[0][0]
+
+    def first_unlabeled(self, annotator: str, after_id: int = 0) -> int | None:
+        """The first item (in store order) after ``after_id`` without a current label."""
+        rows = self.query(
+            _CURRENT_SQL.format(select="i.id", where="cur.outcome IS NULL AND i.id > ?") + " ORDER BY i.id LIMIT 1",
+            (annotator, after_id),
+        )
+        return rows[0][0] if rows else None
+
+    def display_orders(self, annotator: str, item_ids: list[int]) -> dict[int, tuple[int, ...]]:
+        """Display orders already drawn for these items (items never shown are absent)."""
+        if not item_ids:
+            return {}
+        rows = self.query(
+            "SELECT d.item_id, d.display_order FROM display_orders d JOIN annotators a ON a.id = d.annotator_id"
+            f" WHERE a.name = ? AND d.item_id IN ({','.join('?' * len(item_ids))})",
+            (annotator, *item_ids),
+        )
+        return {item_id: tuple(json.loads(order)) for item_id, order in rows}
 
     def display_order(self, item_id: int, annotator: str, seed: int | None = None) -> tuple[int, ...]:
         """The response order this annotator sees for this item, drawn once and kept."""

@@ -123,7 +123,7 @@ def _initial(conn: sqlite3.Connection) -> None:
             annotator_id    INTEGER NOT NULL REFERENCES annotators(id),
             created_at      TEXT NOT NULL,
             kind            TEXT NOT NULL DEFAULT 'label' CHECK (kind IN ('label', 'adjudication')),
-            outcome         TEXT NOT NULL CHECK (outcome IN ('prefer', 'tie', 'both_bad', 'discard', 'cleared')),
+            outcome         TEXT NOT NULL CHECK (outcome IN ('prefer', 'tie', 'both_bad', 'discard', 'unrated', 'cleared')),
             ranking         TEXT NOT NULL DEFAULT '[]',
             strength        TEXT,
             error_types     TEXT NOT NULL DEFAULT '[]',
@@ -133,6 +133,7 @@ def _initial(conn: sqlite3.Connection) -> None:
             step_marks      TEXT NOT NULL DEFAULT '[]'
         );
         CREATE INDEX labels_item_annotator ON labels(item_id, annotator_id, kind, created_at);
+        CREATE INDEX labels_annotator_item ON labels(annotator_id, kind, item_id, created_at);
         CREATE TABLE display_orders (
             item_id      INTEGER NOT NULL REFERENCES items(id),
             annotator_id INTEGER NOT NULL REFERENCES annotators(id),

@@ -1,0 +1,160 @@
+"""Media decode off the GUI thread, with prefetch of neighbouring items.
+
+One worker thread decodes an item's images (or its video's metadata and frame strip)
+into QImages at display size and hands them to the GUI thread through a signal. The
+newest request is served first; finished results stay in a small LRU cache so that
+stepping back and forth paints from memory.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from PIL import Image
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QImage
+
+from ..media import MediaError, VideoReader, open_image, sample_frames, video_info
+from ..records import Item
+
+DISPLAY_SIZE = (1920, 1440)
+STRIP_FRAMES = 8
+STRIP_SIZE = (160, 120)
+
+
+def to_qimage(image: Image.Image) -> QImage:
+    """A QImage owning a copy of the pixels (safe to create on any thread)."""
+    has_alpha = image.mode in ("RGBA", "LA") or (image.mode == "P" and "transparency" in image.info)
+    mode = "RGBA" if has_alpha else "RGB"
+    converted = image.convert(mode)
+    fmt = QImage.Format_RGBA8888 if mode == "RGBA" else QImage.Format_RGB888
+    stride = converted.width * (4 if mode == "RGBA" else 3)
+    return QImage(converted.tobytes(), converted.width, converted.height, stride, fmt).copy()
+
+
+@dataclass(frozen=True)
+class VideoMedia:
+    caption: str
+    path: str
+    frame_count: int
+    fps: float
+    strip: tuple[tuple[int, float, QImage], ...]
+
+
+@dataclass(frozen=True)
+class LoadedMedia:
+    """What the media view shows for one item."""
+
+    item_id: int
+    images: tuple[tuple[str, QImage | None, str], ...] = ()
+    video: VideoMedia | None = None
+    placeholder: str | None = None
+    errors: tuple[str, ...] = field(default=())
+
+
+def load_media(item: Item, display_size=DISPLAY_SIZE) -> LoadedMedia:
+    """Decode an item's media for display. Never raises for bad media: a missing or corrupt
+    file becomes a placeholder with the reason."""
+    if not item.media:
+        return LoadedMedia(item.id, placeholder="This item has no image or video.")
+    videos = [m for m in item.media if m.kind == "video"]
+    if videos:
+        m = videos[0]
+        if m.path is None:
+            return LoadedMedia(item.id, placeholder=f"Missing video: {m.ref}\n{m.problem or ''}".strip())
+        try:
+            info = video_info(m.path)
+            strip = tuple(
+                (f.index, f.timestamp_s, to_qimage(f.image))
+                for f in sample_frames(m.path, STRIP_FRAMES, max_size=STRIP_SIZE)
+            )
+        except MediaError as exc:
+            return LoadedMedia(item.id, placeholder=f"Cannot play {m.ref}:\n{exc.reason}")
+        return LoadedMedia(item.id, video=VideoMedia(m.ref, m.path, info.frame_count, info.fps, strip))
+    images = []
+    for m in item.media:
+        if m.path is None:
+            images.append((m.ref, None, f"Missing image: {m.ref}\n{m.problem or ''}".strip()))
+            continue
+        try:
+            images.append((m.ref, to_qimage(open_image(m.path, max_size=display_size)), ""))
+        except MediaError as exc:
+            images.append((m.ref, None, f"Cannot show {m.ref}:\n{exc.reason}"))
+    return LoadedMedia(item.id, images=tuple(images))
+
+
+class MediaLoader(QObject):
+    """Decodes media on one worker thread. ``loaded`` fires on the GUI thread."""
+
+    loaded = Signal(object)
+
+    def __init__(self, cache_size: int = 8, parent=None):
+        super().__init__(parent)
+        self._cache: OrderedDict[int, LoadedMedia] = OrderedDict()
+        self._cache_size = cache_size
+        self._pending: list[Item] = []
+        self._cond = threading.Condition()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="pairscope-media", daemon=True)
+        self._thread.start()
+
+    def cached(self, item_id: int) -> LoadedMedia | None:
+        with self._cond:
+            media = self._cache.get(item_id)
+            if media is not None:
+                self._cache.move_to_end(item_id)
+            return media
+
+    def request(self, item: Item, *, prefetch: tuple[Item, ...] = ()) -> LoadedMedia | None:
+        """Ask for ``item`` now and ``prefetch`` after it. Returns the result at once when
+        it is cached (no signal then); otherwise ``loaded`` fires when it is ready."""
+        hit = self.cached(item.id)
+        with self._cond:
+            wanted = ([] if hit else [item]) + [p for p in prefetch if p.id not in self._cache]
+            # The newest request goes first; stale prefetches are dropped.
+            self._pending = wanted
+            self._cond.notify()
+        return hit
+
+    def stop(self) -> None:
+        """Stop the worker and wait for it (call before the window goes away)."""
+        with self._cond:
+            self._stopped = True
+            self._pending = []
+            self._cond.notify()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopped:
+                    self._cond.wait()
+                if self._stopped:
+                    return
+                item = self._pending.pop(0)
+                if item.id in self._cache:
+                    continue
+            media = load_media(item)
+            with self._cond:
+                if self._stopped:
+                    return
+                self._cache[item.id] = media
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            self.loaded.emit(media)
+
+
+class FrameSource:
+    """Frames of the current video for playback, read on the GUI thread (sequential reads
+    of a display-size video take a few ms)."""
+
+    def __init__(self, path: str, max_size=DISPLAY_SIZE):
+        self._reader = VideoReader(path, max_size=max_size)
+
+    def __call__(self, index: int) -> QImage:
+        return to_qimage(self._reader.frame(index))
+
+    def close(self) -> None:
+        self._reader.close()
