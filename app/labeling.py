@@ -151,9 +151,19 @@ class LabelingSession:
     def table_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> ItemFilter:
         return ItemFilter(category=category, text=text, status=status, annotator=self.annotator)
 
+    def row_of(self, item_id: int, item_filter: ItemFilter | None = None) -> int:
+        """The item's row in the table under ``item_filter``."""
+        return self.store.count_items(item_filter, before_id=item_id)
+
+    def table_row(self, item_id: int) -> TableRow:
+        """The table row of one item (after its label changed)."""
+        return self._rows(self.store.item_summaries_by_id([item_id]))[0]
+
     def table_rows(self, offset: int, limit: int, item_filter: ItemFilter | None = None) -> list[TableRow]:
         """A page of table rows with this annotator's status and label summary."""
-        summaries = self.store.item_summaries(offset, limit, filter=item_filter)
+        return self._rows(self.store.item_summaries(offset, limit, filter=item_filter))
+
+    def _rows(self, summaries) -> list[TableRow]:
         ids = [s.id for s in summaries]
         labels = self.store.current_labels(self.annotator, ids)
         orders = self.store.display_orders(self.annotator, ids)

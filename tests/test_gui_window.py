@@ -1,82 +1,151 @@
-"""The minimal window: lists the project's items and shows one, blind."""
+"""The annotation window, driven with keys as an annotator would."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from pairscope.app.gui.controller import ProjectController
-from pairscope.app.gui.main_window import MainWindow
-from pairscope.app.importer import import_file
+from helpers import write_jsonl
 from PIL import Image
 from PySide6.QtCore import Qt
 
+from pairscope.app.gui.controller import AnnotationController
+from pairscope.app.gui.main_window import MainWindow
+from pairscope.app.importer import import_file
+from pairscope.app.records import LabelDraft
+from pairscope.app.store import Store
+
 
 @pytest.fixture
-def project(store, tmp_path):
+def project_path(tmp_path):
     Image.new("RGB", (64, 48), "orange").save(tmp_path / "ok.png")
     rows = [
         {"id": f"wildvision_{i}", "query": f"<image>\nQuestion {i}?", "response": [f"first {i}", f"second {i}"],
          "human_ranking": [0, 1], "image_path": "ok.png" if i != 2 else "gone.png"}
-        for i in range(3)
+        for i in range(4)
     ]
-    src = tmp_path / "vl.jsonl"
-    src.write_text("\n".join(json.dumps(r) for r in rows))
-    import_file(store, src, "vlrewardbench", tmp_path)
-    return store
+    path = tmp_path / "p.pairscope"
+    with Store.create(path) as store:
+        import_file(store, write_jsonl(tmp_path / "vl.jsonl", rows), "vlrewardbench", tmp_path)
+    return path
 
 
-@pytest.fixture
-def window(qtbot, project):
-    win = MainWindow(ProjectController(project, "ann"))
+def open_window(qtbot, path, annotator="ann"):
+    win = MainWindow(AnnotationController(Store.open(path), annotator))
     qtbot.addWidget(win)
+    win.resize(1400, 900)
     win.show()
+    qtbot.waitExposed(win)
     return win
 
 
-def response_titles(win):
-    from PySide6.QtWidgets import QGroupBox, QPlainTextEdit
-
-    boxes = win.preview.findChildren(QGroupBox)
-    return [(b.title(), b.findChild(QPlainTextEdit).toPlainText()) for b in boxes if b.isVisibleTo(win)]
+@pytest.fixture
+def window(qtbot, project_path):
+    return open_window(qtbot, project_path)
 
 
-def test_table_lists_every_item(window):
+def current_id(win):
+    return win.controller.current.item.id
+
+
+def card_texts(win):
+    return [card.response.text for card in win.responses.cards()]
+
+
+def test_table_lists_items_with_status(window):
     model = window.table.model()
-    assert model.rowCount() == 3
-    assert [model.index(r, 0).data() for r in range(3)] == ["wildvision_0", "wildvision_1", "wildvision_2"]
+    assert model.rowCount() == 4
+    assert [model.index(r, 0).data() for r in range(4)] == [f"wildvision_{i}" for i in range(4)]
     assert model.index(2, 2).data() == "image (missing)"
+    assert model.index(0, 3).data() == "unlabeled"
 
 
-def test_selected_item_shows_in_annotators_blind_order(window, project, qtbot):
-    item_id = project.item_id("wildvision_0")
-    order = project.display_order(item_id, "ann")
-    qtbot.waitUntil(lambda: len(response_titles(window)) == 2)
-    texts = [text for _, text in response_titles(window)]
-    assert texts == [f"{['first', 'second'][i]} 0" for i in order]
-    titles = [title for title, _ in response_titles(window)]
-    assert titles[0].startswith("Response 1") and "chosen" not in " ".join(titles).lower()
+def test_label_blind_with_keys_and_store_holds_index_and_order(window, qtbot):
+    store = window.controller.store
+    item_id = current_id(window)
+    order = store.display_order(item_id, "ann")
+    assert card_texts(window) == [f"{['first', 'second'][i]} 0" for i in order]
+    qtbot.keyClick(window, Qt.Key_2)
+    qtbot.keyClick(window, Qt.Key_S)  # clearly better
+    label = store.current_label(item_id, "ann")
+    assert label.preferred == order[1] and label.strength == "clearly" and label.display_order == order
+    assert window.table.model().index(0, 4).data() == "R2 clearly"
+    assert window.progress.format() == "1 / 4 labeled"
+    qtbot.keyClick(window, Qt.Key_J)
+    assert window.table.current_row() == 1
 
 
-def test_keyboard_moves_and_missing_media_is_explained(window, qtbot):
+def test_undo_redo(window, qtbot):
+    store = window.controller.store
+    item_id = current_id(window)
+    qtbot.keyClick(window, Qt.Key_T)
+    assert store.current_label(item_id, "ann").outcome == "tie"
+    qtbot.keyClick(window, Qt.Key_Z, Qt.ControlModifier)
+    assert store.current_label(item_id, "ann") is None
+    assert window.panel.draft() == LabelDraft()
+    qtbot.keyClick(window, Qt.Key_Y, Qt.ControlModifier)
+    assert store.current_label(item_id, "ann").outcome == "tie"
+    assert window.panel.draft().outcome == "tie"
+    assert len(store.label_history(item_id, "ann")) == 3
+
+
+def test_undo_goes_back_to_the_item_it_changed(window, qtbot):
+    first = current_id(window)
+    qtbot.keyClick(window, Qt.Key_B)
     qtbot.keyClick(window, Qt.Key_J)
     qtbot.keyClick(window, Qt.Key_J)
-    assert window.table.currentIndex().row() == 2
-    assert "Missing image: gone.png" in window.preview.media_text()
-    qtbot.keyClick(window, Qt.Key_K)
-    assert window.table.currentIndex().row() == 1
-    assert window.preview.media_text() == ""  # an image is shown, not a placeholder
+    qtbot.keyClick(window, Qt.Key_Z, Qt.ControlModifier)
+    assert current_id(window) == first
+    assert window.controller.store.current_label(first, "ann") is None
 
 
-def test_lazy_loading_pages_through_large_projects(qtbot, store):
+def test_resume_at_first_unlabeled(qtbot, project_path):
+    with Store.open(project_path) as store:
+        from pairscope.app.labeling import LabelingSession
+
+        session = LabelingSession(store, "ann")
+        for ext in ("wildvision_0", "wildvision_1"):
+            session.save(store.item_id(ext), LabelDraft(outcome="tie"))
+    win = open_window(qtbot, project_path)
+    assert win.controller.current.item.ext_id == "wildvision_2"
+    assert win.progress.format() == "2 / 4 labeled"
+
+
+def test_missing_media_is_explained(window, qtbot):
+    window.table.select_row(2)
+    qtbot.waitUntil(lambda: "gone.png" in window.media.placeholder_text(), timeout=5000)
+    window.table.select_row(1)
+    qtbot.waitUntil(lambda: window.media.image_count() == 1, timeout=5000)
+
+
+def test_filter_and_search(window, qtbot):
+    qtbot.keyClick(window, Qt.Key_T)
+    window.status.setCurrentIndex(window.status.findData("unlabeled"))
+    assert window.table.model().rowCount() == 3
+    window.status.setCurrentIndex(0)
+    qtbot.keyClick(window, Qt.Key_F, Qt.ControlModifier)
+    qtbot.keyClicks(window.search, "wildvision_3")
+    qtbot.waitUntil(lambda: window.table.model().rowCount() == 1, timeout=2000)
+    assert window.controller.current.item.ext_id == "wildvision_3"
+
+
+def test_cheat_sheet_lists_every_shortcut(window, qtbot):
+    from pairscope.app.keymap import KEYMAP
+
+    window.actions_by_name["cheat_sheet"].trigger()
+    rows = window.cheat_sheet.rows()
+    assert len(rows) == len(KEYMAP)
+    assert any(keys == "T" and "Tie" in text for _, keys, text in rows)
+
+
+def test_large_project_opens_lazily(qtbot, tmp_path):
     from pairscope.app.records import Item, Response
 
-    items = [Item(ext_id=f"i{n}", prompt="p", responses=(Response(0, "a"), Response(1, "b"))) for n in range(1200)]
-    store.add_items(items)
-    win = MainWindow(ProjectController(store, "ann"))
-    qtbot.addWidget(win)
+    path = tmp_path / "big.pairscope"
+    with Store.create(path) as store:
+        store.add_items([Item(ext_id=f"i{n}", prompt="p", responses=(Response(0, "a"), Response(1, "b")))
+                         for n in range(5000)])
+    win = open_window(qtbot, path)
     model = win.table.model()
-    assert model.rowCount() == 500  # first page only
-    while model.canFetchMore():
-        model.fetchMore()
-    assert model.rowCount() == 1200
+    assert model.rowCount() == 5000
+    assert len(model._pages) <= 3  # only what was painted
+    win.table.select_row(4999)
+    assert win.controller.current.item.ext_id == "i4999"

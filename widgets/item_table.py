@@ -1,59 +1,101 @@
-"""The item table: a lazily paged list of items (id, category, media, responses, prompt)."""
+"""The item table: every item of the project, paged in on demand.
+
+The model knows only the total and a ``page_source(offset, limit)`` callable; rows are
+fetched a page at a time when the view paints them, so a 100,000-item project opens as
+fast as a 10-item one.
+"""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Callable, Sequence
 
-from pairscope.app.records import ItemSummary
+from pairscope.app.records import TableRow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
-PageSource = Callable[[int, int], Sequence[ItemSummary]]
+PageSource = Callable[[int, int], Sequence[TableRow]]
 
-COLUMNS = ("ID", "Category", "Media", "Responses", "Prompt")
+COLUMNS = ("ID", "Category", "Media", "Status", "My label", "Prompt")
+_STATUS_COLOURS = {"labeled": "#1e7b34", "discarded": "#8a6d00", "unlabeled": "#8a8f98"}
 
 
 class ItemTableModel(QAbstractTableModel):
-    """Rows come from ``page_source(offset, limit)`` a page at a time, as the view scrolls."""
+    """A sparse, paged model: ``rowCount`` is the total, pages load as they are painted."""
 
-    PAGE = 500
+    PAGE = 200
+    MAX_PAGES = 64
 
     def __init__(self, total: int, page_source: PageSource, parent=None):
         super().__init__(parent)
         self._total = total
         self._source = page_source
-        self._rows: list[ItemSummary] = []
+        self._pages: OrderedDict[int, list[TableRow]] = OrderedDict()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: N802 (Qt API)
-        return 0 if parent.isValid() else len(self._rows)
+        return 0 if parent.isValid() else self._total
 
     def columnCount(self, parent=QModelIndex()) -> int:  # noqa: N802
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def canFetchMore(self, parent=QModelIndex()) -> bool:  # noqa: N802
-        return not parent.isValid() and len(self._rows) < self._total
+    def row(self, row: int) -> TableRow | None:
+        """The row at ``row``, loading its page if needed."""
+        if not 0 <= row < self._total:
+            return None
+        number = row // self.PAGE
+        page = self._pages.get(number)
+        if page is None:
+            page = list(self._source(number * self.PAGE, self.PAGE))
+            self._pages[number] = page
+            while len(self._pages) > self.MAX_PAGES:
+                self._pages.popitem(last=False)
+        else:
+            self._pages.move_to_end(number)
+        offset = row - number * self.PAGE
+        return page[offset] if offset < len(page) else None
 
-    def fetchMore(self, parent=QModelIndex()) -> None:  # noqa: N802
-        page = list(self._source(len(self._rows), self.PAGE))
-        if not page:
-            self._total = len(self._rows)
-            return
-        self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows) + len(page) - 1)
-        self._rows.extend(page)
-        self.endInsertRows()
+    def find_row(self, item_id: int) -> int | None:
+        """The row of an item among the pages loaded so far."""
+        for number, page in self._pages.items():
+            for offset, table_row in enumerate(page):
+                if table_row.summary.id == item_id:
+                    return number * self.PAGE + offset
+        return None
 
-    def summary(self, row: int) -> ItemSummary:
-        return self._rows[row]
+    def replace_row(self, new: TableRow) -> None:
+        """Show a changed row (e.g. after a label was saved) if its page is loaded."""
+        for number, page in self._pages.items():
+            for offset, table_row in enumerate(page):
+                if table_row.summary.id == new.summary.id:
+                    page[offset] = new
+                    row = number * self.PAGE + offset
+                    self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+                    return
 
     def data(self, index: QModelIndex, role=Qt.DisplayRole):
         if not index.isValid():
             return None
-        item = self._rows[index.row()]
+        table_row = self.row(index.row())
+        if table_row is None:
+            return None
+        item, column = table_row.summary, index.column()
         if role == Qt.DisplayRole:
-            media = item.media_kind if not item.missing_media else f"{item.media_kind} (missing)"
-            prompt = " ".join(item.prompt_preview.split())
-            return (item.ext_id, item.category, media, item.n_responses, prompt)[index.column()]
-        if role == Qt.ToolTipRole and index.column() == 4:
+            if column == 0:
+                return item.ext_id
+            if column == 1:
+                return item.category
+            if column == 2:
+                media = item.media_kind if item.media_kind != "none" else "—"
+                return f"{media} (missing)" if item.missing_media else media
+            if column == 3:
+                return table_row.status
+            if column == 4:
+                return table_row.own_label
+            return " ".join(item.prompt_preview.split())
+        if role == Qt.ForegroundRole and column == 3:
+            return QBrush(QColor(_STATUS_COLOURS.get(table_row.status, "#000000")))
+        if role == Qt.ToolTipRole and column == 5:
             return item.prompt_preview
         return None
 
@@ -74,21 +116,42 @@ class ItemTable(QTableView):
         self.setSelectionMode(QAbstractItemView.SingleSelection)
         self.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.setAlternatingRowColors(True)
+        self.setFocusPolicy(Qt.ClickFocus)  # the window owns the keyboard (J/K, 1/2, …)
         self.verticalHeader().setVisible(False)
-        self.verticalHeader().setDefaultSectionSize(24)
+        self.verticalHeader().setDefaultSectionSize(22)
         self.setWordWrap(False)
+        self._model: ItemTableModel | None = None
 
     def set_items(self, total: int, page_source: PageSource) -> None:
-        """Show ``total`` items, loading rows through ``page_source`` on demand."""
-        model = ItemTableModel(total, page_source, self)
-        if model.canFetchMore():
-            model.fetchMore()  # the first page at once; the rest as the view scrolls
-        self.setModel(model)
+        """Show ``total`` rows, loading them through ``page_source`` as they are painted."""
+        self._model = ItemTableModel(total, page_source, self)
+        self.setModel(self._model)
         header = self.horizontalHeader()
-        for column, mode in enumerate((QHeaderView.ResizeToContents,) * 4 + (QHeaderView.Stretch,)):
-            header.setSectionResizeMode(column, mode)
+        widths = (150, 86, 56, 78, 96)
+        for column, width in enumerate(widths):
+            header.setSectionResizeMode(column, QHeaderView.Interactive)
+            self.setColumnWidth(column, width)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.Stretch)
         self.selectionModel().currentRowChanged.connect(self._on_row)
 
+    def model(self) -> ItemTableModel:  # typed accessor
+        return super().model()
+
+    def select_row(self, row: int) -> None:
+        """Select a row (the item is announced through ``item_selected``)."""
+        if self._model is not None and 0 <= row < self._model.rowCount():
+            self.selectRow(row)
+            self.scrollTo(self._model.index(row, 0), QAbstractItemView.PositionAtCenter)
+
+    def current_row(self) -> int:
+        return self.currentIndex().row()
+
+    def replace_row(self, row: TableRow) -> None:
+        if self._model is not None:
+            self._model.replace_row(row)
+
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if current.isValid():
-            self.item_selected.emit(self.model().summary(current.row()).id)
+        if current.isValid() and self._model is not None:
+            table_row = self._model.row(current.row())
+            if table_row is not None:
+                self.item_selected.emit(table_row.summary.id)

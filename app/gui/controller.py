@@ -1,68 +1,143 @@
-"""The window's link to the project: reads the store and prepares plain data for widgets."""
+"""The annotation window's controller: the labeling session, the table filter, the
+current item and its media. The window forwards user actions here and shows what comes
+back; nothing here builds widgets."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image
+from PySide6.QtCore import QObject, Signal
 
-from ..media import MediaError, open_image, sample_frames
-from ..records import Item, ItemSummary
+from ..labeling import LabelingSession
+from ..records import Item, ItemFilter, LabelDraft, TableRow
 from ..store import Store
-
-PREVIEW_SIZE = (960, 720)
+from .media_loader import FrameSource, LoadedMedia, MediaLoader
 
 
 @dataclass(frozen=True)
 class ItemView:
-    """Everything the item preview shows for one item."""
+    """Everything the window shows for the current item (blind: no reference data)."""
 
     item: Item
     order: tuple[int, ...]
-    media: Image.Image | None
-    media_note: str
+    draft: LabelDraft
 
 
-class ProjectController:
-    """Owns the open project for the window. No Qt widgets here."""
+class AnnotationController(QObject):
+    """Owns the project for the window. Signals reach the GUI thread."""
 
-    def __init__(self, store: Store, annotator: str):
+    media_ready = Signal(object)  # LoadedMedia of the current item
+    saved = Signal(object)  # TableRow of the item whose label changed
+
+    def __init__(self, store: Store, annotator: str, parent=None):
+        super().__init__(parent)
         self.store = store
-        self.annotator = annotator
+        self.session = LabelingSession(store, annotator)
+        self.filter = self.session.table_filter()
+        self.current: ItemView | None = None
+        self.loader = MediaLoader(parent=self)
+        self.loader.loaded.connect(self._on_loaded)
+        self._frames: FrameSource | None = None
+
+    @property
+    def annotator(self) -> str:
+        return self.session.annotator
 
     @property
     def path(self) -> Path:
         return self.store.path
 
-    def item_count(self) -> int:
-        return self.store.item_count()
+    # -- the table ---------------------------------------------------------------------------
 
-    def page(self, offset: int, limit: int) -> list[ItemSummary]:
-        return self.store.item_summaries(offset, limit)
+    def set_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> None:
+        self.filter = self.session.table_filter(text, category, status)
 
-    def view(self, item_id: int) -> ItemView:
-        """Load an item, its blind display order for this annotator and a media preview."""
+    def row_count(self) -> int:
+        return self.store.count_items(self.filter)
+
+    def page(self, offset: int, limit: int) -> list[TableRow]:
+        return self.session.table_rows(offset, limit, self.filter)
+
+    def categories(self) -> list[str]:
+        return list(self.store.categories())
+
+    def row_of(self, item_id: int) -> int:
+        return self.session.row_of(item_id, self.filter)
+
+    def resume_row(self) -> int:
+        """The row to open with: the first item this annotator has not labeled."""
+        item_id = self.session.first_unlabeled()
+        return 0 if item_id is None else self.row_of(item_id)
+
+    def next_unlabeled_row(self) -> int | None:
+        after = self.current.item.id if self.current else 0
+        item_id = self.session.first_unlabeled(after) or self.session.first_unlabeled()
+        return None if item_id is None else self.row_of(item_id)
+
+    def progress(self) -> tuple[int, int]:
+        return self.session.progress()
+
+    # -- the current item --------------------------------------------------------------------
+
+    def open(self, item_id: int, neighbours: tuple[int, ...] = ()) -> ItemView:
+        """Make ``item_id`` current; its media arrive through ``media_ready`` (or at once
+        from the cache), and ``neighbours`` are decoded ahead."""
         item = self.store.get_item(item_id)
-        order = self.store.display_order(item_id, self.annotator)
-        media, note = load_preview(item)
-        return ItemView(item, order, media, note)
+        self.current = ItemView(item, self.session.order(item_id), self.session.draft(item_id))
+        prefetch = tuple(self.store.get_item(n) for n in neighbours)
+        hit = self.loader.request(item, prefetch=prefetch)
+        if hit is not None:
+            self._on_loaded(hit)
+        return self.current
+
+    def frame_source(self, path: str) -> FrameSource:
+        """Frames for playback of the current video (replaces the previous reader)."""
+        self.close_frames()
+        self._frames = FrameSource(path)
+        return self._frames
+
+    def close_frames(self) -> None:
+        if self._frames is not None:
+            self._frames.close()
+            self._frames = None
+
+    def _on_loaded(self, media: LoadedMedia) -> None:
+        if self.current is not None and media.item_id == self.current.item.id:
+            self.media_ready.emit(media)
+
+    # -- labels ------------------------------------------------------------------------------
+
+    def save(self, draft: LabelDraft) -> bool:
+        """Save the current item's label (durably, before returning); True if it changed."""
+        if self.current is None:
+            return False
+        item_id = self.current.item.id
+        if self.session.save(item_id, draft) is None:
+            return False
+        self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
+        self.saved.emit(self.session.table_row(item_id))
+        return True
+
+    def undo(self) -> int | None:
+        return self._after_history(self.session.undo())
+
+    def redo(self) -> int | None:
+        return self._after_history(self.session.redo())
+
+    def _after_history(self, item_id: int | None) -> int | None:
+        """The item an undo/redo touched; refreshes the current view when it is that one."""
+        if item_id is None:
+            return None
+        if self.current is not None and self.current.item.id == item_id:
+            self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
+        self.saved.emit(self.session.table_row(item_id))
+        return item_id
 
     def close(self) -> None:
+        self.loader.stop()
+        self.close_frames()
         self.store.close()
 
 
-def load_preview(item: Item) -> tuple[Image.Image | None, str]:
-    """The first image (or the first frame of the video) at preview size, or why not."""
-    if not item.media:
-        return None, "This item has no image or video."
-    first = item.media[0]
-    if first.path is None:
-        return None, f"Missing {first.kind}: {first.ref}\n{first.problem or ''}".strip()
-    try:
-        if first.kind == "video":
-            frame = sample_frames(first.path, 1, max_size=PREVIEW_SIZE)[0]
-            return frame.image, f"{first.ref} (frame at {frame.timestamp_s:.1f} s)"
-        return open_image(first.path, max_size=PREVIEW_SIZE), first.ref
-    except MediaError as exc:
-        return None, f"Cannot show {first.ref}:\n{exc}"
+__all__ = ["AnnotationController", "ItemView", "ItemFilter"]

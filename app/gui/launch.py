@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from ..demo import create_demo_project
 from ..store import SchemaError, Store
-from .controller import ProjectController
+from .controller import AnnotationController
 from .main_window import MainWindow
 
 
@@ -35,6 +35,17 @@ def default_project(settings: QSettings) -> Path:
     return demo
 
 
+def ask_annotator(settings: QSettings) -> str | None:
+    """The remembered annotator name, or ask for it once."""
+    known = settings.value("annotator/name")
+    if known:
+        return str(known)
+    name, ok = QInputDialog.getText(
+        None, "PairScope", "Your annotator name (stored with every label you give):", text=getpass.getuser()
+    )
+    return name.strip() if ok and name.strip() else None
+
+
 def run(db: Path | None, annotator: str | None) -> int:
     """Open the window on ``db`` (or the default project) and run until it closes."""
     if not has_display():
@@ -45,9 +56,10 @@ def run(db: Path | None, annotator: str | None) -> int:
     app.setOrganizationName("PairScope")
     app.setApplicationName("PairScope")
     settings = QSettings()
-    if annotator:
-        settings.setValue("annotator/name", annotator)
-    name = str(settings.value("annotator/name") or getpass.getuser() or "annotator")
+    name = annotator or ask_annotator(settings)
+    if not name:
+        return 1
+    settings.setValue("annotator/name", name)
     path = db or default_project(settings)
     try:
         store = Store.create(path) if db is None else Store.open(path)
@@ -56,7 +68,7 @@ def run(db: Path | None, annotator: str | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     settings.setValue("project/last", str(Path(path).resolve()))
-    window = MainWindow(ProjectController(store, name), settings)
+    window = MainWindow(AnnotationController(store, name), settings)
     if window.saveGeometry().isEmpty() or settings.value("window/geometry") is None:
         available = app.primaryScreen().availableGeometry()
         window.resize(min(1600, available.width()), min(1000, available.height()))

@@ -1,62 +1,252 @@
-"""The main window: composes the item table and the item preview."""
+"""The annotation window: composes the item table, media view, responses and label panel.
+
+It wires widgets to the :class:`AnnotationController` and keeps no labeling logic of its
+own; keyboard actions come from :mod:`pairscope.app.keymap` via :mod:`.actions`.
+"""
 
 from __future__ import annotations
 
-from pairscope.widgets.item_preview import ItemPreview
-from pairscope.widgets.item_table import ItemTable
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QLabel, QMainWindow, QSplitter
+from datetime import datetime
 
-from .controller import ProjectController
+from pairscope.widgets.item_table import ItemTable
+from pairscope.widgets.label_panel import LabelPanel
+from pairscope.widgets.media_view import MediaView
+from pairscope.widgets.response_view import ResponsePane, ResponseText
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMainWindow,
+    QProgressBar,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ..keymap import hint
+from .actions import install_actions
+from .controller import AnnotationController
+from .media_loader import LoadedMedia
+
+STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
+PANEL_HINTS = {
+    "prefer": "1 / 2", "tie": hint("tie"), "both_bad": hint("both_bad"), "discard": hint("discard"),
+    "strength": "A / S / D", "errors": "Ctrl+1…6", "discard_reasons": "Alt+1…5", "note": hint("note"),
+    "step_correct": hint("step_correct"), "step_incorrect": hint("step_incorrect"),
+}
+
+
+def _plain(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.PlainText)  # dataset text is untrusted: never rich text
+    label.setWordWrap(True)
+    return label
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: ProjectController, settings: QSettings | None = None):
+    def __init__(self, controller: AnnotationController, settings: QSettings | None = None):
         super().__init__()
         self.controller = controller
         self.settings = settings
         self.setWindowTitle(f"PairScope — {controller.path.name}")
+
         self.table = ItemTable()
-        self.preview = ItemPreview()
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(self.table)
-        self.splitter.addWidget(self.preview)
-        self.splitter.setSizes([520, 900])
-        self.setCentralWidget(self.splitter)
-        self._status = QLabel()
-        self.statusBar().addPermanentWidget(self._status)
+        self.search = QLineEdit(placeholderText="Search id or prompt  (Ctrl+F)", clearButtonEnabled=True)
+        self.category = QComboBox()
+        self.category.addItem("All categories", None)
+        for name in controller.categories():
+            self.category.addItem(name, name)
+        self.status = QComboBox()
+        for text, value in STATUS_FILTERS.items():
+            self.status.addItem(text, value)
+        self.progress = QProgressBar(textVisible=True)
+        self.media = MediaView()
+        self.prompt = _plain()
+        self.prompt.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.prompt.setStyleSheet("font-size: 12pt; padding: 6px 4px;")
+        self.item_title = _plain()
+        self.item_title.setStyleSheet("font-weight: bold; color: #555;")
+        self.responses = ResponsePane()
+        self.panel = LabelPanel(PANEL_HINTS)
+        self.saved_label = QLabel()
+        self._layout()
 
+        self._filter_timer = QTimer(self, singleShot=True, interval=150)
+        self._filter_timer.timeout.connect(self.apply_filter)
+        self.search.textChanged.connect(lambda _text: self._filter_timer.start())
+        self.category.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        self.status.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.table.item_selected.connect(self.show_item)
-        self.table.set_items(controller.item_count(), controller.page)
-        self._add_navigation()
-        self._status.setText(
-            f"{controller.item_count()} items  ·  annotator: {controller.annotator}  ·  {controller.path}"
-        )
-        if controller.item_count():
-            self.table.selectRow(0)
-        if settings is not None and settings.value("window/geometry") is not None:
-            self.restoreGeometry(settings.value("window/geometry"))
+        self.panel.changed.connect(self.save_draft)
+        self.panel.current_step_changed.connect(self._show_step_cursor)
+        controller.media_ready.connect(self.show_media)
+        controller.saved.connect(self._on_saved)
+        install_actions(self)
 
-    def _add_navigation(self) -> None:
-        for keys, step, name in (("J", 1, "Next item"), ("K", -1, "Previous item")):
-            action = QAction(name, self)
-            action.setShortcuts([QKeySequence(keys)])
-            action.triggered.connect(lambda _=False, s=step: self.move(s))
-            self.addAction(action)
+        self._restore_state()
+        self.apply_filter(select_row=controller.resume_row())
+        self._update_progress()
+
+    # -- layout ------------------------------------------------------------------------------
+
+    def _layout(self) -> None:
+        filters = QHBoxLayout()
+        filters.addWidget(self.category)
+        filters.addWidget(self.status)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(4, 4, 4, 4)
+        left_layout.addWidget(self.search)
+        left_layout.addLayout(filters)
+        left_layout.addWidget(self.table, 1)
+        left_layout.addWidget(self.progress)
+
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        top_layout.addWidget(self.item_title)
+        top_layout.addWidget(self.media, 1)
+        top_layout.addWidget(self.prompt)
+        self.center = QSplitter(Qt.Vertical, objectName="center-splitter")
+        self.center.addWidget(top)
+        self.center.addWidget(self.responses)
+        self.center.setSizes([460, 380])
+
+        self.main = QSplitter(Qt.Horizontal, objectName="main-splitter")
+        self.main.addWidget(left)
+        self.main.addWidget(self.center)
+        self.main.addWidget(self.panel)
+        self.main.setStretchFactor(1, 1)
+        self.main.setSizes([470, 820, 310])
+        self.setCentralWidget(self.main)
+        self.statusBar().addPermanentWidget(self.saved_label)
+
+    # -- the table ---------------------------------------------------------------------------
+
+    def apply_filter(self, select_row: int | None = None) -> None:
+        """Rebuild the table for the current search/category/status filter."""
+        current = self.controller.current.item.id if self.controller.current else None
+        self.controller.set_filter(self.search.text(), self.category.currentData(), self.status.currentData())
+        self.table.set_items(self.controller.row_count(), self.controller.page)
+        if select_row is None and current is not None:
+            row = self.controller.row_of(current)
+            rows = self.table.model().rowCount()
+            select_row = row if row < rows and self.table.model().row(row).summary.id == current else 0
+        self.table.select_row(select_row or 0)
 
     def move(self, step: int) -> None:
-        """Select the next (``step=1``) or previous (``-1``) item in the table."""
-        row = max(0, self.table.currentIndex().row() + step)
-        if row < self.table.model().rowCount():
-            self.table.selectRow(row)
+        """Select the next (``step=1``) or previous (``-1``) row."""
+        self.panel.flush()
+        self.table.select_row(self.table.current_row() + step)
+
+    def next_unlabeled(self) -> None:
+        self.panel.flush()
+        row = self.controller.next_unlabeled_row()
+        if row is None:
+            self.statusBar().showMessage("Every item is labeled.", 4000)
+        else:
+            self.table.select_row(row)
+
+    # -- the current item --------------------------------------------------------------------
 
     def show_item(self, item_id: int) -> None:
-        view = self.controller.view(item_id)
-        self.preview.show_item(view.item, view.order, view.media, view.media_note)
+        self.panel.flush()
+        model, row = self.table.model(), self.table.current_row()
+        neighbours = tuple(
+            r.summary.id for r in (model.row(row + 1), model.row(row - 1), model.row(row + 2)) if r is not None
+        )
+        self.controller.close_frames()
+        self.media.show_placeholder("Loading…")
+        view = self.controller.open(item_id, neighbours)
+        item = view.item
+        self.item_title.setText(f"{item.ext_id}  ·  {item.category}" + (f" / {item.subset}" if item.subset else ""))
+        self.prompt.setText(item.prompt)
+        texts = [
+            ResponseText(f"Response {pos}", item.responses[idx].text, tuple(s.text for s in item.responses[idx].steps))
+            for pos, idx in enumerate(view.order, start=1)
+        ]
+        self.responses.show_responses(texts)
+        self.panel.set_response_count(len(view.order))
+        self.panel.set_steps([len(item.responses[idx].steps) for idx in view.order] if item.is_stepwise else [])
+        self.panel.set_draft(view.draft)
+        self._show_step_marks(view.draft)
+
+    def show_media(self, media: LoadedMedia) -> None:
+        if media.video is not None:
+            video = media.video
+            self.media.show_video(video.caption, video.frame_count, video.fps, video.strip,
+                                  self.controller.frame_source(video.path))
+        elif media.images:
+            self.media.show_images(media.images)
+        else:
+            self.media.show_placeholder(media.placeholder or "")
+
+    # -- labels ------------------------------------------------------------------------------
+
+    def save_draft(self, draft) -> None:
+        if self.controller.save(draft):
+            self._show_step_marks(draft)
+
+    def undo(self) -> None:
+        self._history(self.controller.undo(), "Undone")
+
+    def redo(self) -> None:
+        self._history(self.controller.redo(), "Redone")
+
+    def _history(self, item_id: int | None, verb: str) -> None:
+        if item_id is None:
+            self.statusBar().showMessage(f"Nothing to {verb.lower()[:-1]}.", 3000)
+            return
+        current = self.controller.current
+        if current is not None and current.item.id == item_id:
+            self.panel.set_draft(current.draft)
+            self._show_step_marks(current.draft)
+        else:
+            self.table.select_row(self.controller.row_of(item_id))
+        self.statusBar().showMessage(f"{verb}.", 3000)
+
+    def _on_saved(self, row) -> None:
+        self.table.replace_row(row)
+        self._update_progress()
+        self.saved_label.setText(f"Saved {datetime.now():%H:%M:%S}  ·  {self.controller.annotator}")
+
+    def _update_progress(self) -> None:
+        done, total = self.controller.progress()
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{done} / {total} labeled")
+
+    def _show_step_marks(self, draft) -> None:
+        marks: dict[int, dict[int, bool | None]] = {}
+        for position, step, correct in draft.step_marks:
+            marks.setdefault(position, {})[step] = correct
+        current = self.controller.current
+        if current is None or not current.item.is_stepwise:
+            return
+        for position in range(1, len(current.order) + 1):
+            self.responses.set_step_marks(position - 1, marks.get(position, {}))
+
+    def _show_step_cursor(self, position: int, index: int) -> None:
+        self.responses.set_current_step(position - 1, index)
+
+    # -- settings ----------------------------------------------------------------------------
+
+    def _restore_state(self) -> None:
+        if self.settings is None:
+            return
+        for key, widget in (("window/geometry", self), ("window/main", self.main), ("window/center", self.center)):
+            value = self.settings.value(key)
+            if value is not None:
+                (widget.restoreGeometry if widget is self else widget.restoreState)(value)
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        self.panel.flush()
+        self.media.clear()
         if self.settings is not None:
             self.settings.setValue("window/geometry", self.saveGeometry())
+            self.settings.setValue("window/main", self.main.saveState())
+            self.settings.setValue("window/center", self.center.saveState())
         self.controller.close()
         super().closeEvent(event)

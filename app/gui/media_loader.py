@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from PIL import Image
+from pairscope.widgets.qimage import pil_to_qimage as to_qimage
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
 
@@ -22,16 +22,6 @@ from ..records import Item
 DISPLAY_SIZE = (1920, 1440)
 STRIP_FRAMES = 8
 STRIP_SIZE = (160, 120)
-
-
-def to_qimage(image: Image.Image) -> QImage:
-    """A QImage owning a copy of the pixels (safe to create on any thread)."""
-    has_alpha = image.mode in ("RGBA", "LA") or (image.mode == "P" and "transparency" in image.info)
-    mode = "RGBA" if has_alpha else "RGB"
-    converted = image.convert(mode)
-    fmt = QImage.Format_RGBA8888 if mode == "RGBA" else QImage.Format_RGB888
-    stride = converted.width * (4 if mode == "RGBA" else 3)
-    return QImage(converted.tobytes(), converted.width, converted.height, stride, fmt).copy()
 
 
 @dataclass(frozen=True)

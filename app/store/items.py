@@ -214,9 +214,20 @@ class ItemsMixin:
         )
         return [ItemSummary(*row) for row in rows]
 
-    def count_items(self, filter: ItemFilter | None = None) -> int:
-        """How many items a filter selects."""
+    def item_summaries_by_id(self, item_ids: list[int]) -> list[ItemSummary]:
+        """Item-table rows for these ids, in store order."""
+        if not item_ids:
+            return []
+        marks = ",".join("?" * len(item_ids))
+        return [ItemSummary(*row) for row in self.query(f"{_SUMMARY_SQL} WHERE i.id IN ({marks}) ORDER BY i.id", item_ids)]
+
+    def count_items(self, filter: ItemFilter | None = None, before_id: int | None = None) -> int:
+        """How many items a filter selects (only those with ids below ``before_id``, if
+        given: that is an item's row in the filtered table)."""
         where, params = _filter_sql(filter or ItemFilter())
+        if before_id is not None:
+            where += " AND i.id < ?"
+            params.append(before_id)
         return self.query(f"SELECT count(*) FROM items i WHERE {where}", params)[0][0]
 
     def item_id(self, ext_id: str) -> int | None:

@@ -1,0 +1,86 @@
+"""Bind every shortcut of :data:`pairscope.app.keymap.KEYMAP` to the window's handlers."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+from pairscope.widgets.cheat_sheet import CheatSheet
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from ..keymap import KEYMAP
+from ..records import DISCARD_REASONS, ERROR_KINDS, STRENGTHS
+
+if TYPE_CHECKING:
+    from .main_window import MainWindow
+
+
+def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
+    """Action name → what it does in this window."""
+    panel, media, responses = w.panel, w.media, w.responses
+    table: dict[str, Callable[[], object]] = {
+        "tie": lambda: panel.set_outcome("tie"),
+        "both_bad": lambda: panel.set_outcome("both_bad"),
+        "discard": lambda: panel.set_outcome("discard"),
+        "step_correct": lambda: panel.mark_current_step(True),
+        "step_incorrect": lambda: panel.mark_current_step(False),
+        "note": lambda: panel.note_edit.setFocus(),
+        "clear_label": panel.clear,
+        "next_item": lambda: w.move(1),
+        "previous_item": lambda: w.move(-1),
+        "next_unlabeled": w.next_unlabeled,
+        "search": lambda: (w.search.setFocus(), w.search.selectAll()),
+        "undo": w.undo,
+        "redo": w.redo,
+        "toggle_markdown": lambda: responses.set_markdown(not responses.markdown_enabled()),
+        "toggle_diff": lambda: responses.set_diff_highlight(not responses.diff_highlight_enabled()),
+        "zoom_in": media.zoom_in,
+        "zoom_out": media.zoom_out,
+        "zoom_fit": media.zoom_fit,
+        "zoom_actual": media.zoom_actual,
+        "next_image": media.next_image,
+        "previous_image": media.previous_image,
+        "play_pause": media.toggle_play,
+        "frame_forward": lambda: media.step(1),
+        "frame_back": lambda: media.step(-1),
+        "cheat_sheet": lambda: show_cheat_sheet(w),
+    }
+    for position in range(1, 5):
+        table[f"prefer_{position}"] = lambda p=position: panel.prefer(p)
+    for name in STRENGTHS:
+        table[f"strength_{name}"] = lambda n=name: panel.set_strength(n)
+    for kind in ERROR_KINDS:
+        table[f"error_{kind}"] = lambda k=kind: panel.toggle_error(k)
+    for reason in DISCARD_REASONS:
+        table[f"discard_{reason}"] = lambda r=reason: panel.toggle_discard(r)
+    return table
+
+
+def install_actions(w: "MainWindow") -> dict[str, QAction]:
+    """Create one QAction per shortcut on the window, and the menus that list them."""
+    todo = handlers(w)
+    missing = {s.action for s in KEYMAP} - set(todo)
+    if missing:
+        raise RuntimeError(f"keymap actions without a handler: {sorted(missing)}")
+    actions: dict[str, QAction] = {}
+    menus: dict[str, QMenu] = {}
+    for shortcut in KEYMAP:
+        action = QAction(shortcut.description, w)
+        action.setShortcuts([QKeySequence(k) for k in shortcut.keys])
+        action.triggered.connect(lambda _checked=False, f=todo[shortcut.action]: f())
+        w.addAction(action)
+        menu = menus.get(shortcut.section)
+        if menu is None:
+            menu = menus[shortcut.section] = w.menuBar().addMenu(shortcut.section)
+        menu.addAction(action)
+        actions[shortcut.action] = action
+    w.actions_by_name = actions
+    return actions
+
+
+def show_cheat_sheet(w: "MainWindow") -> CheatSheet:
+    sheet = CheatSheet([(s.section, s.keys, s.description) for s in KEYMAP], w)
+    sheet.setModal(False)
+    sheet.show()
+    w.cheat_sheet = sheet
+    return sheet

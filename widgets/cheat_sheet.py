@@ -1,0 +1,59 @@
+"""The ``?`` cheat sheet: every shortcut, grouped by section."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+Entry = tuple[str, Sequence[str], str]  # (section, key sequences, description)
+
+
+class CheatSheet(QDialog):
+    """A read-only table of shortcuts; Esc or ``?`` closes it."""
+
+    def __init__(self, entries: Sequence[Entry], parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.table = QTableWidget(0, 3, self)
+        self.table.setHorizontalHeaderLabels(["Section", "Keys", "Action"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
+        self.table.setSelectionMode(QTableWidget.NoSelection)
+        self.table.setFocusPolicy(Qt.NoFocus)
+        previous = None
+        for section, keys, description in entries:
+            row = self.table.rowCount()
+            self.table.insertRow(row)
+            cells = (section if section != previous else "", "  or  ".join(keys), description)
+            for column, text in enumerate(cells):
+                self.table.setItem(row, column, QTableWidgetItem(text))
+            previous = section
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table)
+        layout.addWidget(buttons)
+        self.resize(620, 720)
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        if event.text() == "?":
+            self.reject()
+            return
+        super().keyPressEvent(event)
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """The table's text, for tests."""
+        return [
+            tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]
+            for r in range(self.table.rowCount())
+        ]

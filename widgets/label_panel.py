@@ -1,0 +1,510 @@
+"""The label panel: preference, strength, error types, discard reasons, note and step marks.
+
+It edits a :class:`LabelDraft` (screen positions, never response indices) and emits
+``changed(draft)`` once per change. Decisions the window and annotators rely on:
+
+- Response k / Tie / Both bad / Discard are one exclusive set; pressing the selected one again
+  deselects it (outcome ``None``), so a mistaken key is undone by pressing it again. Strength
+  buttons behave the same way.
+- Discard is an explicit button, and ticking a discard reason also selects it (reasons only
+  mean something for a discarded pair), clearing preference and strength. Unticking the last
+  reason undoes such an implicit discard; an explicit Discard stays. Any other outcome, or
+  deselecting Discard, clears the reasons.
+- Tie / Both bad / Discard clear preference and strength; switching the preferred response
+  keeps strength; error types survive outcome changes. Strength needs a preferred response.
+- Text (note, "other" error note) is committed after a pause in typing (``text_debounce_ms``),
+  on Return or focus-out, on ``flush()``, or with the next click; ``draft()`` always includes
+  it as typed. Call ``flush()`` before ``set_draft`` to keep text still being typed.
+- An action emits ``changed`` once if it changes the draft, never if it is a no-op (a position
+  without a response, strength without a preference, ``clear()`` when empty). Configuration
+  (``set_response_count``, ``set_steps``) and ``set_draft`` never emit it.
+- Step indices are 0-based (into ``Response.steps``), shown 1-based. With one response (a
+  step-wise item) only Discard is offered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from functools import partial
+
+from pairscope.app.records import (
+    DISCARD_REASONS,
+    ERROR_KINDS,
+    RECOGNITION_SUBKINDS,
+    STRENGTHS,
+    ErrorTag,
+    LabelDraft,
+)
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+OUTCOMES = ("tie", "both_bad", "discard")
+OUTCOME_LABELS = {"tie": "Tie", "both_bad": "Both bad", "discard": "Discard"}
+STRENGTH_LABELS = {"slightly": "Slightly", "clearly": "Clearly", "much": "Much better"}
+DISCARD_LABELS = {"both_wrong": "Both wrong", "style_or_length_only": "Only style or length differs",
+                  "media_unusable": "Media unusable", "needs_expert": "Needs expert knowledge", "other": "Other"}
+#: Which ``shortcut_hints`` keys each section shows, with what they do; other keys go to
+#: the footer.
+HINT_SECTIONS = {
+    "preference": (("prefer", "response"), ("tie", "tie"), ("both_bad", "both bad"), ("discard", "discard")),
+    "strength": (("strength", ""),),
+    "errors": (("errors", ""),),
+    "discard": (("discard_reasons", ""),),
+    "note": (("note", ""),),
+    "steps": (("step_correct", "correct"), ("step_incorrect", "incorrect"), ("step_unmark", "unmark"),
+              ("step_prev", "previous"), ("step_next", "next")),
+}
+STEPS_PER_ROW = 8
+
+ACCENT, ACCENT_DARK, DISCARD_ACCENT, MUTED = "#2563eb", "#1d4ed8", "#c2410c", "#6b7280"
+STYLE = f"""
+QPushButton {{ padding: 5px 2px; border: 1px solid #9ca3af; border-radius: 4px; background: palette(button); }}
+QPushButton:hover {{ border-color: {ACCENT}; }}
+QPushButton:checked {{ background: {ACCENT}; color: white; border-color: {ACCENT_DARK}; font-weight: bold; }}
+QPushButton#discard:checked {{ background: {DISCARD_ACCENT}; border-color: #9a3412; }}
+QPushButton:disabled {{ color: #a3a3a3; background: transparent; border-color: #d4d4d4; }}
+QPushButton:checked:disabled {{ background: #d4d4d4; color: #737373; }}
+QLabel[role="heading"] {{ font-weight: bold; margin-top: 6px; }}
+QLabel[role="hint"] {{ color: {MUTED}; font-size: 8pt; }}
+"""
+NEXT_MARK = {None: True, True: False, False: None}  # a click cycles unmarked → correct → incorrect
+STEP_GLYPH = {None: "", True: "✓", False: "✗"}
+STEP_STATE = {None: "unmarked", True: "correct", False: "incorrect"}
+STEP_STYLE = {None: "background: transparent;", True: "background: #16a34a; color: white;",
+              False: "background: #dc2626; color: white;"}
+
+
+def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
+    if value not in allowed:
+        raise ValueError(f"unknown {what} {value!r}; expected one of {allowed}")
+
+
+def _ordered(items, order: tuple[str, ...], key=lambda x: x) -> tuple:
+    """``items`` in ``order``'s order; unknown ones (kept from a dataset) last, as they came."""
+    return tuple(sorted(items, key=lambda x: order.index(key(x)) if key(x) in order else len(order)))
+
+
+def _label(text: str, role: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.PlainText)
+    label.setWordWrap(True)
+    label.setProperty("role", role)
+    return label
+
+
+class LabelPanel(QWidget):
+    """Edits one item's label draft. Child widgets are public for the window and tests."""
+
+    changed = Signal(object)  # LabelDraft
+    current_step_changed = Signal(int, int)  # (screen position, step index)
+
+    def __init__(self, shortcut_hints: Mapping[str, str] | None = None, parent=None, *,
+                 text_debounce_ms: int = 700):
+        super().__init__(parent)
+        self._state = LabelDraft()
+        self._implicit_discard = False
+        self._n = 0
+        self._step_counts: tuple[int, ...] = ()
+        self._cursor: tuple[int, int] | None = None
+        self.response_buttons: list[QPushButton] = []
+        self.step_buttons: dict[tuple[int, int], QToolButton] = {}
+        self._hints: dict[str, QLabel] = {}
+        self._timer = QTimer(self, singleShot=True, interval=text_debounce_ms)
+        self._timer.timeout.connect(self.flush)
+        self.setStyleSheet(STYLE)
+        self.setMinimumWidth(260)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(8, 4, 8, 8)
+        self._layout.setSpacing(4)
+        self._build()
+        self.set_shortcut_hints(shortcut_hints or {})
+        self.set_response_count(2)
+
+    def _add(self, widget):
+        self._layout.addWidget(widget)
+        return widget
+
+    def _section(self, title: str, key: str) -> QLabel:
+        heading = self._add(_label(title, "heading"))
+        self._hints[key] = self._add(_label("", "hint"))
+        return heading
+
+    @staticmethod
+    def _button(text: str, slot, layout=None, **props) -> QPushButton:
+        button = QPushButton(text, checkable=True, **props)
+        button.clicked.connect(lambda _=False: slot())
+        if layout is not None:
+            layout.addWidget(button)
+        return button
+
+    @staticmethod
+    def _box(text: str, slot) -> QCheckBox:
+        box = QCheckBox(text)
+        box.clicked.connect(lambda _=False: slot())
+        return box
+
+    def _build(self) -> None:
+        self._pref_heading = self._section("Preference", "preference")
+        self._pref_grid = QGridLayout()
+        self._pref_grid.setSpacing(4)
+        self._layout.addLayout(self._pref_grid)
+        row = QHBoxLayout()
+        self._layout.addLayout(row)
+        self.outcome_buttons = {o: self._button(OUTCOME_LABELS[o], partial(self.set_outcome, o), row, objectName=o)
+                                for o in OUTCOMES}
+
+        self._strength_heading = self._section("Strength", "strength")
+        self._strength_row = self._add(QWidget())
+        row = QHBoxLayout(self._strength_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.strength_buttons = {s: self._button(STRENGTH_LABELS.get(s, s), partial(self.set_strength, s), row)
+                                 for s in STRENGTHS}
+
+        self._errors_heading = self._section("Errors in the worse response", "errors")
+        self.error_boxes = {k: self._box(k.capitalize(), partial(self.toggle_error, k)) for k in ERROR_KINDS}
+        self.recognition_combo = QComboBox()
+        for sub in (None, *RECOGNITION_SUBKINDS):
+            self.recognition_combo.addItem(sub or "any kind", sub)
+        self.recognition_combo.activated.connect(
+            lambda i: self.set_recognition_subkind(self.recognition_combo.itemData(i)))
+        self.other_note = QLineEdit(placeholderText="what kind of error?")
+        self.other_note.textEdited.connect(lambda _text: self._timer.start())
+        self.other_note.editingFinished.connect(self.flush)
+        self.other_note.installEventFilter(self)
+        grid = QGridLayout()
+        grid.setSpacing(2)
+        self._layout.addLayout(grid)
+        simple = [k for k in ERROR_KINDS if k not in ("recognition", "other")]
+        for i, kind in enumerate(simple):
+            grid.addWidget(self.error_boxes[kind], i // 2, i % 2)
+        row = (len(simple) + 1) // 2
+        for offset, kind, editor in ((0, "recognition", self.recognition_combo), (1, "other", self.other_note)):
+            grid.addWidget(self.error_boxes[kind], row + offset, 0)
+            grid.addWidget(editor, row + offset, 1)
+        self._extra_errors = self._add(_label("", "hint"))
+
+        self._section("Discard reasons", "discard")
+        self.discard_boxes = {
+            r: self._add(self._box(DISCARD_LABELS.get(r, r.replace("_", " ")), partial(self.toggle_discard, r)))
+            for r in DISCARD_REASONS}
+        self._extra_reasons = self._add(_label("", "hint"))
+
+        self._section("Note", "note")
+        self.note_edit = self._add(QPlainTextEdit(placeholderText="Optional note", tabChangesFocus=True))
+        self.note_edit.setMaximumHeight(56)
+        self.note_edit.textChanged.connect(lambda: self._timer.start())
+        self.note_edit.installEventFilter(self)
+
+        self._steps_heading = self._section("Steps", "steps")
+        self._steps_box = self._add(QWidget())
+        self._footer = self._add(_label("", "hint"))
+        self._layout.addStretch(1)
+        self.set_steps(())
+
+    def set_shortcut_hints(self, hints: Mapping[str, str]) -> None:
+        """Show key hints (purely visual), e.g. ``{"prefer": "1–9", "tie": "T"}``."""
+        used = set()
+        for section, entries in HINT_SECTIONS.items():
+            parts = [f"{hints[k]} {what}".strip() for k, what in entries if hints.get(k)]
+            used.update(k for k, _ in entries)
+            self._hints[section].setText(" · ".join(parts))
+        rest = [f"{key} {name.replace('_', ' ')}" for name, key in hints.items() if name not in used and key]
+        self._footer.setText("Keys: " + " · ".join(rest) if rest else "")
+        self._footer.setVisible(bool(rest))
+        self._sync_sections()
+
+    def _sync_sections(self) -> None:
+        shown = {"strength": self._n > 1, "steps": bool(self.step_buttons)}
+        for widget in (self._strength_heading, self._strength_row):
+            widget.setVisible(shown["strength"])
+        for widget in (self._steps_heading, self._steps_box):
+            widget.setVisible(shown["steps"])
+        for section, hint in self._hints.items():
+            hint.setVisible(bool(hint.text()) and shown.get(section, True))
+
+    def set_response_count(self, n: int) -> None:
+        """Offer ``n`` responses (a best-of-N choice when ``n > 2``); keeps the draft."""
+        self._n = n = max(1, int(n))
+        for button in self.response_buttons:
+            self._pref_grid.removeWidget(button)
+            button.hide()
+            button.deleteLater()
+        self.response_buttons = []
+        columns = 2 if n <= 4 else 3
+        for i in range(1, n + 1 if n > 1 else 1):
+            self.response_buttons.append(self._button(f"Response {i}", partial(self.prefer, i)))
+            self._pref_grid.addWidget(self.response_buttons[-1], (i - 1) // columns, (i - 1) % columns)
+        for outcome, button in self.outcome_buttons.items():
+            button.setVisible(n > 1 or outcome == "discard")
+        self._pref_heading.setText({1: "Outcome", 2: "Preference"}.get(n, "Best response"))
+        which = {1: "the response", 2: "the worse response"}.get(n, "the rejected responses")
+        self._errors_heading.setText(f"Errors in {which}")
+        self._sync_sections()
+        self._render()
+
+    def draft(self) -> LabelDraft:
+        """The current draft, including text typed but not yet committed."""
+        s = self._state
+        other = self.other_note.text() or None
+        tags, folded = [], False
+        for tag in s.error_types:
+            if tag.kind == "other" and not folded:
+                folded = True
+                tag = tag if tag.note == other else replace(tag, note=other)
+            tags.append(tag)
+        note = self.note_edit.toPlainText()
+        if note == s.note and tuple(tags) == s.error_types:
+            return s
+        return replace(s, note=note, error_types=tuple(tags))
+
+    def set_draft(self, draft: LabelDraft) -> None:
+        """Show a stored draft as is; emits nothing. Pending text is dropped (see ``flush``)."""
+        self._timer.stop()
+        self._state = draft
+        self._implicit_discard = False
+        self._reset_editors(draft)
+        self._render()
+        self._move_cursor(self._first_step(skip={(p, i) for p, i, _ in draft.step_marks}))
+
+    def _reset_editors(self, draft: LabelDraft) -> None:
+        other = next((t for t in draft.error_types if t.kind == "other"), None)
+        with QSignalBlocker(self.other_note), QSignalBlocker(self.recognition_combo):
+            self.other_note.setText((other.note or "") if other else "")
+            self.recognition_combo.setCurrentIndex(0)
+
+    def flush(self) -> None:
+        """Commit typed text now (emits ``changed`` if it differs from the last draft)."""
+        self._commit(self.draft())
+
+    def _commit(self, new: LabelDraft) -> bool:
+        self._timer.stop()
+        changed = new != self._state
+        self._state = new
+        self._render()
+        if changed:
+            self.changed.emit(new)
+        return changed
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt API)
+        if event.type() == QEvent.FocusOut and self._timer.isActive():
+            self.flush()
+        return super().eventFilter(watched, event)
+
+    def prefer(self, position: int) -> bool:
+        """Prefer the response at screen ``position`` (1-based); again to deselect."""
+        if self._n < 2 or not 1 <= position <= self._n:
+            return False
+        base = self.draft()
+        if base.outcome == "prefer" and base.preferred_position == position:
+            new = replace(base, outcome=None, preferred_position=None, strength=None)
+        else:
+            strength = base.strength if base.outcome == "prefer" else None
+            new = replace(base, outcome="prefer", preferred_position=position, strength=strength,
+                          discard_reasons=())
+        self._implicit_discard = False
+        return self._commit(new)
+
+    def set_outcome(self, outcome: str) -> bool:
+        """Choose ``"tie"``, ``"both_bad"`` or ``"discard"``; again to deselect."""
+        _check(outcome, OUTCOMES, "outcome")
+        if self._n < 2 and outcome != "discard":
+            return False
+        base = self.draft()
+        self._implicit_discard = False
+        if base.outcome == outcome:
+            return self._commit(replace(base, outcome=None, discard_reasons=()))
+        reasons = base.discard_reasons if outcome == "discard" else ()
+        return self._commit(replace(base, outcome=outcome, preferred_position=None, strength=None,
+                                    discard_reasons=reasons))
+
+    def set_strength(self, name: str) -> bool:
+        """Set how much better the preferred response is; again to deselect."""
+        _check(name, STRENGTHS, "strength")
+        base = self.draft()
+        if base.outcome != "prefer":
+            return False
+        return self._commit(replace(base, strength=None if base.strength == name else name))
+
+    def toggle_error(self, kind: str) -> bool:
+        """Tick or untick an error type of the worse response."""
+        _check(kind, ERROR_KINDS, "error kind")
+        base = self.draft()
+        tags = [t for t in base.error_types if t.kind != kind]
+        if len(tags) == len(base.error_types):
+            subkind = self.recognition_combo.currentData() if kind == "recognition" else None
+            note = (self.other_note.text() or None) if kind == "other" else None
+            tags.append(ErrorTag(kind=kind, subkind=subkind, note=note))
+        return self._commit(replace(base, error_types=_ordered(tags, ERROR_KINDS, key=lambda t: t.kind)))
+
+    def set_recognition_subkind(self, subkind: str | None) -> bool:
+        """Set the sub-kind of a ticked recognition error (``None``: unspecified)."""
+        base = self.draft()
+        tags = tuple(replace(t, subkind=subkind) if t.kind == "recognition" else t for t in base.error_types)
+        if tags == base.error_types:
+            return False
+        return self._commit(replace(base, error_types=tags))
+
+    def toggle_discard(self, reason: str) -> bool:
+        """Tick or untick a discard reason; ticking one selects Discard (see module doc)."""
+        _check(reason, DISCARD_REASONS, "discard reason")
+        base = self.draft()
+        if reason in base.discard_reasons:
+            new = replace(base, discard_reasons=tuple(r for r in base.discard_reasons if r != reason))
+            if not new.discard_reasons and base.outcome == "discard" and self._implicit_discard:
+                new = replace(new, outcome=None)
+                self._implicit_discard = False
+        else:
+            new = replace(base, discard_reasons=_ordered(base.discard_reasons + (reason,), DISCARD_REASONS))
+            if base.outcome != "discard":
+                new = replace(new, outcome="discard", preferred_position=None, strength=None)
+                self._implicit_discard = True
+        return self._commit(new)
+
+    def clear(self) -> bool:
+        """Back to an empty draft (emits ``changed(LabelDraft())`` unless already empty)."""
+        self._implicit_discard = False
+        self._reset_editors(LabelDraft())
+        changed = self._commit(LabelDraft())
+        self._move_cursor(self._first_step())
+        return changed
+
+    def set_steps(self, counts: Sequence[int]) -> None:
+        """Show step controls: ``counts[p - 1]`` steps for screen position p (empty: none)."""
+        self._step_counts = tuple(max(0, int(c)) for c in counts)
+        box = QWidget()
+        grid = QGridLayout(box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(3)
+        self.step_buttons = {}
+        row = 0
+        for position, count in enumerate(self._step_counts, 1):
+            if count:
+                grid.addWidget(_label(f"R{position}", "hint"), row, 0)
+            for index in range(count):
+                button = QToolButton(text=str(index + 1))
+                button.clicked.connect(lambda _=False, p=position, i=index: self._on_step_clicked(p, i))
+                grid.addWidget(button, row + index // STEPS_PER_ROW, 1 + index % STEPS_PER_ROW)
+                self.step_buttons[(position, index)] = button
+            row += (count + STEPS_PER_ROW - 1) // STEPS_PER_ROW
+        grid.setColumnStretch(STEPS_PER_ROW + 1, 1)
+        self._layout.replaceWidget(self._steps_box, box)
+        self._steps_box.hide()
+        self._steps_box.deleteLater()
+        self._steps_box = box
+        self._sync_sections()
+        self._cursor = None
+        self._move_cursor(self._first_step())
+
+    def current_step(self) -> tuple[int, int] | None:
+        """The step cursor as ``(screen position, step index)``, or ``None``."""
+        return self._cursor
+
+    def set_current_step(self, position: int, index: int) -> None:
+        if (position, index) in self.step_buttons:
+            self._move_cursor((position, index))
+
+    def move_step(self, delta: int) -> None:
+        """Move the step cursor by ``delta`` steps, across positions, clamped at the ends."""
+        steps = self._all_steps()
+        if steps and self._cursor in steps:
+            self._move_cursor(steps[max(0, min(len(steps) - 1, steps.index(self._cursor) + delta))])
+
+    def mark_current_step(self, correct: bool | None) -> bool:
+        """Mark the current step correct/incorrect (``None`` unmarks), then move to the next."""
+        if self._cursor is None:
+            return False
+        changed = self._set_mark(*self._cursor, correct)
+        self.move_step(1)
+        return changed
+
+    def _all_steps(self) -> list[tuple[int, int]]:
+        return [(p, i) for p, c in enumerate(self._step_counts, 1) for i in range(c)]
+
+    def _first_step(self, skip=()) -> tuple[int, int] | None:
+        steps = self._all_steps()
+        return next((s for s in steps if s not in skip), steps[0] if steps else None)
+
+    def _mark(self, position: int, index: int) -> bool | None:
+        return next((c for p, i, c in self._state.step_marks if (p, i) == (position, index)), None)
+
+    def _set_mark(self, position: int, index: int, correct: bool | None) -> bool:
+        base = self.draft()
+        marks = {(p, i): c for p, i, c in base.step_marks if (p, i) != (position, index)}
+        if correct is not None:
+            marks[(position, index)] = bool(correct)
+        new = tuple((p, i, c) for (p, i), c in sorted(marks.items()))
+        if set(new) == set(base.step_marks):
+            return False
+        return self._commit(replace(base, step_marks=new))
+
+    def _on_step_clicked(self, position: int, index: int) -> None:
+        self._move_cursor((position, index))
+        self._set_mark(position, index, NEXT_MARK[self._mark(position, index)])
+
+    def _move_cursor(self, step: tuple[int, int] | None) -> None:
+        if step != self._cursor:
+            self._cursor = step
+            self._render_steps()
+            if step is not None:
+                self.current_step_changed.emit(*step)
+
+    def _render(self) -> None:
+        s = self._state
+        for position, button in enumerate(self.response_buttons, 1):
+            button.setChecked(s.outcome == "prefer" and s.preferred_position == position)
+        for outcome, button in self.outcome_buttons.items():
+            button.setChecked(s.outcome == outcome)
+        for name, button in self.strength_buttons.items():
+            button.setChecked(s.strength == name)
+            button.setEnabled(s.outcome == "prefer")
+        kinds = {t.kind: t for t in reversed(s.error_types)}
+        for kind, box in self.error_boxes.items():
+            box.setChecked(kind in kinds)
+        recognition = kinds.get("recognition")
+        self.recognition_combo.setEnabled(recognition is not None)
+        if recognition is not None:
+            with QSignalBlocker(self.recognition_combo):
+                index = self.recognition_combo.findData(recognition.subkind)
+                if index < 0:
+                    self.recognition_combo.addItem(recognition.subkind, recognition.subkind)
+                    index = self.recognition_combo.count() - 1
+                self.recognition_combo.setCurrentIndex(index)
+        self.other_note.setEnabled("other" in kinds)
+        if "other" in kinds and self.other_note.text() != (kinds["other"].note or ""):
+            with QSignalBlocker(self.other_note):
+                self.other_note.setText(kinds["other"].note or "")
+        for reason, box in self.discard_boxes.items():
+            box.setChecked(reason in s.discard_reasons)
+        for label, extra in ((self._extra_errors, [t.label() for t in s.error_types if t.kind not in ERROR_KINDS]),
+                             (self._extra_reasons, [r for r in s.discard_reasons if r not in DISCARD_REASONS])):
+            label.setText("Also: " + ", ".join(extra) if extra else "")  # tags from a dataset, kept as is
+            label.setVisible(bool(extra))
+        if self.note_edit.toPlainText() != s.note:
+            with QSignalBlocker(self.note_edit):
+                self.note_edit.setPlainText(s.note)
+        self._render_steps()
+
+    def _render_steps(self) -> None:
+        marks = {(p, i): c for p, i, c in self._state.step_marks}
+        for (position, index), button in self.step_buttons.items():
+            mark = marks.get((position, index))
+            border = f"2px solid {ACCENT}" if (position, index) == self._cursor else "1px solid #9ca3af"
+            look = f"min-width: 22px; padding: 2px; border: {border}; border-radius: 3px; {STEP_STYLE[mark]}"
+            style = f"QToolButton {{ {look} }}"
+            if button.styleSheet() != style:
+                button.setStyleSheet(style)
+            button.setText(f"{index + 1}{STEP_GLYPH[mark]}")
+            button.setToolTip(f"Response {position}, step {index + 1}: {STEP_STATE[mark]}")

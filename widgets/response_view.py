@@ -1,0 +1,435 @@
+"""Response pane: N candidate responses, rendered safely, with diff and step highlights.
+
+Response text is untrusted. Markdown is rendered without HTML, links are never followed by
+the widget (http/https links are only reported through ``link_activated``), and no resource
+(image, style sheet) is ever read: ``SafeTextBrowser.loadResource`` answers every request
+with a blank image. Returning nothing is not enough: Qt then reads the file itself (checked
+with PySide6 6.12: a local PNG named in ``![](file:///...)`` was loaded and drawn).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QImage,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+    QTextOption,
+)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QTextBrowser,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from .text_diff import Span, word_diff
+
+ALLOWED_LINK_SCHEMES = frozenset({"http", "https"})
+EMPTY_TEXT = "(empty response)"
+DIFF_COLOR = QColor("#ffd98a")
+CURRENT_STEP_COLOR = QColor("#cfe2ff")
+MARK_STYLE = {True: ("✓", "#1e7b34", "#e3f5e6"), False: ("✗", "#b3261e", "#fbe4e2"), None: ("○", "#8a8f98", None)}
+BODY_POINT_SIZE = 11
+LIST_BODY_MAX_HEIGHT = 420
+_MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
+_ROLE_WORDS = re.compile(r"\b(chosen|rejected)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ResponseText:
+    """One response as shown: a neutral title ("Response 1"), its text and optional steps."""
+
+    title: str
+    text: str
+    steps: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if _ROLE_WORDS.search(self.title):
+            raise ValueError(f"blind labelling: a title must not name a dataset role: {self.title!r}")
+
+
+# Inline code spans (left alone) or math: $$..$$, \[..\], \(..\), or $..$ (no space inside the
+# dollars, no digit after the closing one, so "$5 and $10" is not math).
+_INLINE = re.compile(
+    r"(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))"
+    r"|(?P<math>\$\$.+?\$\$|\\\[.+?\\\]|\\\(.+?\\\)"
+    r"|(?<![\\$])\$(?![\s$])(?:\\.|[^$\\\n])+?(?<![\s\\])\$(?![\d$]))",
+    re.DOTALL,
+)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_TICK_RUN = re.compile(r"`+")
+
+
+def protect_math(markdown: str) -> str:
+    """Wrap LaTeX spans in code so Markdown shows them verbatim (no emphasis, no escapes)."""
+    if "$" not in markdown and "\\" not in markdown:
+        return markdown
+    out: list[str] = []
+    chunk: list[str] = []
+    fence = None
+    for line in markdown.splitlines(keepends=True):
+        opener = _FENCE.match(line)
+        if fence is None and opener:
+            out.append(_INLINE.sub(_wrap_math, "".join(chunk)))
+            chunk = []
+            fence = opener.group(1)
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
+                fence = None
+        else:
+            chunk.append(line)
+    out.append(_INLINE.sub(_wrap_math, "".join(chunk)))
+    return "".join(out)
+
+
+def _wrap_math(match: re.Match) -> str:
+    math = match.group("math")
+    if math is None:
+        return match.group(0)
+    longest = max((len(run) for run in _TICK_RUN.findall(math)), default=0)
+    if "\n" in math:  # display math keeps its line breaks as a code block
+        fence = "`" * max(3, longest + 1)
+        return f"\n{fence}\n{math}\n{fence}\n"
+    return f"{'`' * (longest + 1)}{math}{'`' * (longest + 1)}"  # math never starts with "`"
+
+
+def word_count_text(text: str) -> str:
+    count = len(text.split())
+    return f"{count:,} word" + ("" if count == 1 else "s")
+
+
+class SafeTextBrowser(QTextBrowser):
+    """A read-only browser that loads no resource and follows no link."""
+
+    link_activated = Signal(QUrl)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.resource_requests: list[QUrl] = []
+        self.anchorClicked.connect(self._on_anchor)
+
+    def loadResource(self, kind: int, name: QUrl):
+        self.resource_requests.append(QUrl(name))
+        if kind == QTextDocument.ResourceType.ImageResource:
+            # A null image makes Qt fall back to reading the file by name: answer a real one.
+            blank = QImage(1, 1, QImage.Format.Format_ARGB32)
+            blank.fill(Qt.GlobalColor.transparent)
+            return blank
+        return QByteArray(b" ")
+
+    def doSetSource(self, name: QUrl, kind=None) -> None:
+        """Never navigate (backspace, history or a stray setSource call)."""
+
+    def _on_anchor(self, url: QUrl) -> None:
+        if url.scheme().lower() in ALLOWED_LINK_SCHEMES:
+            self.link_activated.emit(QUrl(url))
+
+
+class ResponseCard(QFrame):
+    """One response: title, word count and body (Markdown, plain text or numbered steps)."""
+
+    def __init__(self, response: ResponseText, parent=None):
+        super().__init__(parent)
+        self.response = response
+        self.setObjectName("responseCard")
+        self.setStyleSheet("QFrame#responseCard { border: 1px solid #c9ced6; border-radius: 6px; }")
+        self.title_label = _plain_label(response.title)
+        self.title_label.setStyleSheet("font-weight: bold;")
+        self.count_label = _plain_label(word_count_text(response.text or "\n".join(response.steps)))
+        self.count_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.body = SafeTextBrowser()
+        self.body.setFrameShape(QFrame.Shape.NoFrame)
+        self.body.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.body.document().setUndoRedoEnabled(False)
+        font = QFont(self.body.font())
+        font.setPointSize(BODY_POINT_SIZE)
+        self.body.setFont(font)
+        header = QHBoxLayout()
+        header.addWidget(self.title_label)
+        header.addStretch(1)
+        header.addWidget(self.count_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 8)
+        layout.addLayout(header)
+        layout.addWidget(self.body, 1)
+        self._fit = False
+        self._marks: dict[int, bool | None] = {}
+        self._current: int | None = None
+        self._diff_selections: list[QTextEdit.ExtraSelection] = []
+        self.body.document().documentLayout().documentSizeChanged.connect(self._fit_height)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.response.text.strip() and not self.response.steps
+
+    @property
+    def has_steps(self) -> bool:
+        return bool(self.response.steps)
+
+    def render(self, markdown: bool) -> None:
+        """(Re)build the body; step marks and the current step survive."""
+        doc = self.body.document()
+        self._diff_selections = []
+        if self.is_empty:
+            doc.setPlainText(EMPTY_TEXT)
+            muted = QTextCharFormat()
+            muted.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            muted.setFontItalic(True)
+            cursor = QTextCursor(doc)
+            cursor.select(QTextCursor.SelectionType.Document)
+            cursor.mergeCharFormat(muted)
+        elif self.has_steps:
+            # One block per step, so block number == step index.
+            lines = (f"{MARK_STYLE[None][0]} {i}. {_one_line(step)}" for i, step in enumerate(self.response.steps, 1))
+            doc.setPlainText("\n".join(lines))
+            self._apply_marks()
+        elif markdown:
+            doc.setMarkdown(protect_math(self.response.text), _MARKDOWN)
+            if "![" in self.response.text:
+                _replace_images(doc)
+        else:
+            doc.setPlainText(self.response.text)
+        self._refresh_selections()
+
+    def set_fit_height(self, fit: bool) -> None:
+        """In a scrolling list the body takes its content's height (capped); else it expands."""
+        self._fit = fit
+        if not fit:
+            self.body.setMinimumHeight(0)
+            self.body.setMaximumHeight(16777215)
+        self._fit_height()
+
+    def set_diff_spans(self, spans: Sequence[Span]) -> None:
+        fmt = QTextCharFormat()
+        fmt.setBackground(DIFF_COLOR)
+        self._diff_selections = []
+        for span in spans:
+            if span.changed:
+                selection = QTextEdit.ExtraSelection()
+                selection.cursor = self._cursor(span.start, span.end)
+                selection.format = fmt
+                self._diff_selections.append(selection)
+        self._refresh_selections()
+
+    def diff_fragments(self) -> list[str]:
+        return [s.cursor.selectedText().replace("\u2029", "\n") for s in self._diff_selections]
+
+    def set_step_marks(self, marks: Mapping[int, bool | None]) -> None:
+        self._marks = {int(i): mark for i, mark in marks.items() if mark is not None}
+        if self.has_steps:
+            self._apply_marks()
+
+    def set_current_step(self, step: int | None) -> None:
+        self._current = step if self.has_steps and step is not None and 0 <= step < len(self.response.steps) else None
+        self._refresh_selections()
+        if self._current is not None:
+            self.body.setTextCursor(QTextCursor(self.body.document().findBlockByNumber(self._current)))
+            self.body.ensureCursorVisible()
+
+    def step_marks(self) -> dict[int, bool]:
+        return dict(self._marks)
+
+    def current_step(self) -> int | None:
+        return self._current
+
+    def _apply_marks(self) -> None:
+        doc = self.body.document()
+        edit = QTextCursor(doc)
+        edit.beginEditBlock()
+        for i in range(len(self.response.steps)):
+            glyph, colour, background = MARK_STYLE[self._marks.get(i)]
+            block = doc.findBlockByNumber(i)
+            block_format = QTextBlockFormat()
+            block_format.setTopMargin(3)
+            block_format.setBottomMargin(3)
+            block_format.setLeftMargin(28)
+            block_format.setTextIndent(-24)  # hanging indent: wrapped lines align after "✓ 1."
+            if background:
+                block_format.setBackground(QColor(background))
+            cursor = QTextCursor(block)
+            cursor.setBlockFormat(block_format)
+            cursor.movePosition(QTextCursor.MoveOperation.NextCharacter, QTextCursor.MoveMode.KeepAnchor)
+            glyph_format = QTextCharFormat()
+            glyph_format.setForeground(QColor(colour))
+            glyph_format.setFontWeight(QFont.Weight.Bold)
+            cursor.insertText(glyph, glyph_format)
+        edit.endEditBlock()
+
+    def _refresh_selections(self) -> None:
+        selections = list(self._diff_selections)
+        if self._current is not None:
+            block = self.body.document().findBlockByNumber(self._current)
+            fmt = QTextCharFormat()
+            fmt.setBackground(CURRENT_STEP_COLOR)
+            fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            current = QTextEdit.ExtraSelection()
+            current.cursor = self._cursor(block.position(), block.position() + block.length() - 1)
+            current.format = fmt
+            selections.append(current)
+        self.body.setExtraSelections(selections)
+
+    def _cursor(self, start: int, end: int) -> QTextCursor:
+        cursor = QTextCursor(self.body.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def _fit_height(self, *_args) -> None:
+        if not self._fit:
+            return
+        chrome = 2 * self.body.frameWidth() + 6
+        height = int(self.body.document().size().height()) + chrome
+        self.body.setFixedHeight(max(48, min(height, LIST_BODY_MAX_HEIGHT)))
+
+
+class ResponsePane(QWidget):
+    """Shows N responses: two side by side (with a word diff), more as a scrolling list."""
+
+    link_activated = Signal(QUrl)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._cards: list[ResponseCard] = []
+        self._markdown = True
+        self._diff = True
+        self._mode = "empty"
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._content: QWidget = _plain_label("No responses")
+        self._layout.addWidget(self._content)
+
+    def show_responses(self, responses: Sequence[ResponseText]) -> None:
+        """Replace the shown responses; two → side by side, more → a vertical list."""
+        self._layout.removeWidget(self._content)
+        self._content.deleteLater()
+        self._cards = [ResponseCard(response) for response in responses]
+        if not self._cards:
+            self._mode, self._content = "empty", _plain_label("No responses")
+        elif len(self._cards) <= 2:
+            splitter = QSplitter(Qt.Orientation.Horizontal)
+            splitter.setChildrenCollapsible(False)
+            for card in self._cards:
+                splitter.addWidget(card)
+            self._mode, self._content = ("pair" if len(self._cards) == 2 else "single"), splitter
+        else:
+            inner = QWidget()
+            column = QVBoxLayout(inner)
+            for card in self._cards:
+                card.set_fit_height(True)
+                column.addWidget(card)
+            column.addStretch(1)
+            scroll = QScrollArea()
+            scroll.setWidgetResizable(True)
+            scroll.setFrameShape(QFrame.Shape.NoFrame)
+            scroll.setWidget(inner)
+            self._mode, self._content = "list", scroll
+        self._layout.addWidget(self._content)
+        for card in self._cards:
+            card.body.link_activated.connect(self.link_activated)
+            card.render(self._markdown)
+        self._apply_diff()
+
+    def layout_mode(self) -> str:
+        """"empty", "single", "pair" (side by side) or "list"."""
+        return self._mode
+
+    def cards(self) -> list[ResponseCard]:
+        return list(self._cards)
+
+    def set_markdown(self, enabled: bool) -> None:
+        """Rendered Markdown (True) or the literal text (False) for every card."""
+        if enabled == self._markdown:
+            return
+        self._markdown = enabled
+        for card in self._cards:
+            card.render(enabled)
+        self._apply_diff()
+
+    def markdown_enabled(self) -> bool:
+        return self._markdown
+
+    def set_diff_highlight(self, enabled: bool) -> None:
+        self._diff = enabled
+        self._apply_diff()
+
+    def diff_highlight_enabled(self) -> bool:
+        return self._diff
+
+    def highlighted_fragments(self, card_index: int) -> list[str]:
+        """The texts currently highlighted as differing in one card (for tests and tooltips)."""
+        return self._cards[card_index].diff_fragments()
+
+    def set_step_marks(self, card_index: int, marks: Mapping[int, bool | None]) -> None:
+        """Show ✓ (True), ✗ (False) or nothing (None, or absent) beside each step."""
+        self._cards[card_index].set_step_marks(marks)
+
+    def set_current_step(self, card_index: int, step_index: int | None) -> None:
+        """Highlight one step (None clears) and scroll it into view."""
+        self._cards[card_index].set_current_step(step_index)
+
+    def _apply_diff(self) -> None:
+        for card in self._cards:
+            card.set_diff_spans([])
+        if not self._diff or len(self._cards) != 2 or any(c.is_empty or c.has_steps for c in self._cards):
+            return
+        # Diff what is on screen: positions in toPlainText() are document positions.
+        first, second = (card.body.document().toPlainText() for card in self._cards)
+        spans_a, spans_b = word_diff(first, second)
+        self._cards[0].set_diff_spans(spans_a)
+        self._cards[1].set_diff_spans(spans_b)
+
+
+def _plain_label(text: str) -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # dataset text is untrusted: never rich text
+    return label
+
+
+def _one_line(text: str) -> str:
+    """Keep a multi-line step in one block (a line separator, not a paragraph break)."""
+    return text.strip().replace("\r\n", "\n").replace("\n", "\u2028")
+
+
+def _replace_images(doc: QTextDocument) -> None:
+    """Show "[image: alt]" in place of each Markdown image (which would load nothing anyway)."""
+    found = []
+    block = doc.begin()
+    while block.isValid():
+        iterator = block.begin()
+        while not iterator.atEnd():
+            fragment = iterator.fragment()
+            if fragment.charFormat().isImageFormat():
+                alt = fragment.charFormat().stringProperty(QTextFormat.Property.ImageAltText)
+                found += [(fragment.position() + k, alt) for k in range(fragment.length())]
+            iterator += 1
+        block = block.next()
+    muted = QTextCharFormat()
+    muted.setForeground(QColor("#8a8f98"))
+    muted.setFontItalic(True)
+    cursor = QTextCursor(doc)
+    cursor.beginEditBlock()
+    for position, alt in reversed(found):
+        cursor.setPosition(position)
+        cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(f"[image: {alt}]" if alt else "[image]", muted)
+    cursor.endEditBlock()
