@@ -62,6 +62,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("db", nargs="?", type=Path, help="project file (default: the last one, else the demo)")
     parser.add_argument("--annotator", help="your annotator name (remembered)")
+    parser.add_argument("--item", metavar="ID", help="open at this item (its dataset id)")
     parser.add_argument("--version", action="version", version=f"pairscope {__version__}")
     return parser
 
@@ -125,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gui_args = build_gui_parser().parse_args(argv)
         # Qt lives in app.gui; the core only reaches it when the user asks for a window.
         launch = importlib.import_module("pairscope.app.gui.launch")
-        return launch.run(gui_args.db, gui_args.annotator)
+        return launch.run(gui_args.db, gui_args.annotator, gui_args.item)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

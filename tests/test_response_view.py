@@ -10,6 +10,7 @@ import pytest
 from pairscope.widgets.response_view import (
     DIFF_COLOR,
     EMPTY_TEXT,
+    LIST_BODY_MAX_HEIGHT,
     ResponsePane,
     ResponseText,
     protect_math,
@@ -110,6 +111,10 @@ def test_four_responses_as_a_scrolling_ranked_list(pane, qtbot):
     tops = [left_top(c, c.parent()).y() for c in cards]
     assert tops == sorted(tops) and len(set(tops)) == 4
     assert [c.count_label.text() for c in cards] == ["1 word", "2 words", "3 words", "1 word"]
+    pane.show_responses(responses("short", "word " * 20_000, "x", "y"))
+    settle(qtbot, pane)
+    heights = [c.body.height() for c in pane.cards()]
+    assert heights[1] == LIST_BODY_MAX_HEIGHT and heights[0] < 120  # long bodies scroll inside
     pane.show_responses(responses("a", "b"))  # replacing the list works
     assert pane.layout_mode() == "pair" and len(pane.cards()) == 2
 
@@ -304,12 +309,12 @@ def test_100k_character_responses_render_quickly(pane, qtbot):
 
 
 def test_steps_with_marks_and_current_step(pane):
-    steps = ("Count the sinks.", "There are 3 sinks.\nOne is hidden.", "So the answer is 3.")
+    steps = ("Count the **sinks**.", "There are 3 sinks.\nOne is hidden.", "So the answer is 3.")
     pane.show_responses([ResponseText("Response 1", "full text", steps), ResponseText("Response 2", "other")])
     card = pane.cards()[0]
     doc = card.body.document()
     assert doc.blockCount() == 3
-    assert doc.findBlockByNumber(0).text() == "○ 1. Count the sinks."
+    assert doc.findBlockByNumber(0).text() == "○ 1. Count the **sinks**."  # steps are plain text
     assert doc.findBlockByNumber(1).text().startswith("○ 2. There are 3 sinks.")
     assert pane.highlighted_fragments(0) == []  # no word diff against a step list
 

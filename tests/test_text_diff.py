@@ -43,6 +43,13 @@ def test_adjacent_changed_words_merge_into_one_span():
     assert diff("a big red ball", "a small blue ball") == (["big red"], ["small blue"])
 
 
+def test_a_change_never_spans_a_line_break():
+    assert diff("keep\nred apple\nblue sky\nend", "keep\ngreen pear\ngray cloud\nend") == (
+        ["red apple", "blue sky"],
+        ["green pear", "gray cloud"],
+    )
+
+
 def test_insertion_and_deletion():
     assert diff("the cat sat", "the black cat sat") == ([], ["black"])
     assert diff("the black cat sat", "the cat sat") == (["black"], [])

@@ -44,7 +44,8 @@ ALLOWED_LINK_SCHEMES = frozenset({"http", "https"})
 EMPTY_TEXT = "(empty response)"
 DIFF_COLOR = QColor("#ffd98a")
 CURRENT_STEP_COLOR = QColor("#cfe2ff")
-MARK_STYLE = {True: ("✓", "#1e7b34", "#e3f5e6"), False: ("✗", "#b3261e", "#fbe4e2"), None: ("○", "#8a8f98", None)}
+MUTED_COLOR = "#8a8f98"
+MARK_STYLE = {True: ("✓", "#1e7b34", "#e3f5e6"), False: ("✗", "#b3261e", "#fbe4e2"), None: ("○", MUTED_COLOR, None)}
 BODY_POINT_SIZE = 11
 LIST_BODY_MAX_HEIGHT = 420
 _MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
@@ -191,13 +192,8 @@ class ResponseCard(QFrame):
         doc = self.body.document()
         self._diff_selections = []
         if self.is_empty:
-            doc.setPlainText(EMPTY_TEXT)
-            muted = QTextCharFormat()
-            muted.setForeground(self.palette().color(QPalette.ColorRole.PlaceholderText))
-            muted.setFontItalic(True)
-            cursor = QTextCursor(doc)
-            cursor.select(QTextCursor.SelectionType.Document)
-            cursor.mergeCharFormat(muted)
+            doc.setPlainText("")
+            QTextCursor(doc).insertText(EMPTY_TEXT, _muted())
         elif self.has_steps:
             # One block per step, so block number == step index.
             lines = (f"{MARK_STYLE[None][0]} {i}. {_one_line(step)}" for i, step in enumerate(self.response.steps, 1))
@@ -222,13 +218,7 @@ class ResponseCard(QFrame):
     def set_diff_spans(self, spans: Sequence[Span]) -> None:
         fmt = QTextCharFormat()
         fmt.setBackground(DIFF_COLOR)
-        self._diff_selections = []
-        for span in spans:
-            if span.changed:
-                selection = QTextEdit.ExtraSelection()
-                selection.cursor = self._cursor(span.start, span.end)
-                selection.format = fmt
-                self._diff_selections.append(selection)
+        self._diff_selections = [self._selection(s.start, s.end, fmt) for s in spans if s.changed]
         self._refresh_selections()
 
     def diff_fragments(self) -> list[str]:
@@ -260,8 +250,7 @@ class ResponseCard(QFrame):
             glyph, colour, background = MARK_STYLE[self._marks.get(i)]
             block = doc.findBlockByNumber(i)
             block_format = QTextBlockFormat()
-            block_format.setTopMargin(3)
-            block_format.setBottomMargin(3)
+            block_format.setBottomMargin(4)
             block_format.setLeftMargin(28)
             block_format.setTextIndent(-24)  # hanging indent: wrapped lines align after "✓ 1."
             if background:
@@ -282,17 +271,16 @@ class ResponseCard(QFrame):
             fmt = QTextCharFormat()
             fmt.setBackground(CURRENT_STEP_COLOR)
             fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            current = QTextEdit.ExtraSelection()
-            current.cursor = self._cursor(block.position(), block.position() + block.length() - 1)
-            current.format = fmt
-            selections.append(current)
+            selections.append(self._selection(block.position(), block.position() + block.length() - 1, fmt))
         self.body.setExtraSelections(selections)
 
-    def _cursor(self, start: int, end: int) -> QTextCursor:
-        cursor = QTextCursor(self.body.document())
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        return cursor
+    def _selection(self, start: int, end: int, fmt: QTextCharFormat) -> QTextEdit.ExtraSelection:
+        selection = QTextEdit.ExtraSelection()
+        selection.cursor = QTextCursor(self.body.document())
+        selection.cursor.setPosition(start)
+        selection.cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        selection.format = fmt
+        return selection
 
     def _fit_height(self, *_args) -> None:
         if not self._fit:
@@ -321,6 +309,7 @@ class ResponsePane(QWidget):
     def show_responses(self, responses: Sequence[ResponseText]) -> None:
         """Replace the shown responses; two → side by side, more → a vertical list."""
         self._layout.removeWidget(self._content)
+        self._content.hide()  # deleteLater waits for the event loop; hide it now
         self._content.deleteLater()
         self._cards = [ResponseCard(response) for response in responses]
         if not self._cards:
@@ -423,13 +412,17 @@ def _replace_images(doc: QTextDocument) -> None:
                 found += [(fragment.position() + k, alt) for k in range(fragment.length())]
             iterator += 1
         block = block.next()
-    muted = QTextCharFormat()
-    muted.setForeground(QColor("#8a8f98"))
-    muted.setFontItalic(True)
     cursor = QTextCursor(doc)
     cursor.beginEditBlock()
     for position, alt in reversed(found):
         cursor.setPosition(position)
         cursor.setPosition(position + 1, QTextCursor.MoveMode.KeepAnchor)
-        cursor.insertText(f"[image: {alt}]" if alt else "[image]", muted)
+        cursor.insertText(f"[image: {alt}]" if alt else "[image]", _muted())
     cursor.endEditBlock()
+
+
+def _muted() -> QTextCharFormat:
+    fmt = QTextCharFormat()
+    fmt.setForeground(QColor(MUTED_COLOR))
+    fmt.setFontItalic(True)
+    return fmt

@@ -52,7 +52,7 @@ def word_diff(a: str, b: str) -> tuple[list[Span], list[Span]]:
         if not equal:
             flags_a[alo:ahi] = [True] * (ahi - alo)
             flags_b[blo:bhi] = [True] * (bhi - blo)
-    return _spans(a, pa, flags_a), _spans(b, pb, flags_b)
+    return _spans(a, pa, flags_a, la), _spans(b, pb, flags_b, lb)
 
 
 def changed_fragments(text: str, spans: list[Span]) -> list[str]:
@@ -192,14 +192,21 @@ def _segments(keys: list[str], line_ends: list[bool], lo: int, hi: int, level: i
     return bounds
 
 
-def _spans(text: str, places: list[tuple[int, int]], flags: list[bool]) -> list[Span]:
+def _spans(text: str, places: list[tuple[int, int]], flags: list[bool], line_ends: list[bool]) -> list[Span]:
     """Spans from token flags: a changed span runs from its first changed token's start to
-    its last one's end (so whitespace inside a change is changed, around it is not)."""
+    its last one's end, so spaces inside a change are changed; a line break splits it."""
     if not text:
         return []
+    edges = [(i, False) for i in range(len(flags)) if flags[i] != (flags[i - 1] if i else False)]
+    breaks = [(i, True) for i in range(1, len(flags)) if flags[i] and flags[i - 1] and line_ends[i - 1]]
     spans: list[Span] = []
     start, changed = 0, False
-    for i in [i for i in range(len(flags)) if flags[i] != (flags[i - 1] if i else False)]:
+    for i, is_break in sorted(edges + breaks):
+        if is_break:
+            spans.append(Span(start, places[i - 1][1], True))
+            spans.append(Span(places[i - 1][1], places[i][0], False))
+            start = places[i][0]
+            continue
         boundary = places[i][0] if flags[i] else places[i - 1][1]
         if boundary > start:
             spans.append(Span(start, boundary, changed))

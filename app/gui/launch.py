@@ -46,7 +46,7 @@ def ask_annotator(settings: QSettings) -> str | None:
     return name.strip() if ok and name.strip() else None
 
 
-def run(db: Path | None, annotator: str | None) -> int:
+def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     """Open the window on ``db`` (or the default project) and run until it closes."""
     if not has_display():
         print("error: no display found. On a machine without a screen run:\n"
@@ -68,7 +68,10 @@ def run(db: Path | None, annotator: str | None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     settings.setValue("project/last", str(Path(path).resolve()))
-    window = MainWindow(AnnotationController(store, name), settings)
+    start = store.item_id(item) if item else None
+    if item and start is None:
+        print(f"warning: no item {item!r} in {path}; opening at the first unlabeled item", file=sys.stderr)
+    window = MainWindow(AnnotationController(store, name), settings, start_item=start)
     if window.saveGeometry().isEmpty() or settings.value("window/geometry") is None:
         available = app.primaryScreen().availableGeometry()
         window.resize(min(1600, available.width()), min(1000, available.height()))

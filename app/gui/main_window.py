@@ -46,7 +46,8 @@ def _plain(text: str = "") -> QLabel:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: AnnotationController, settings: QSettings | None = None):
+    def __init__(self, controller: AnnotationController, settings: QSettings | None = None,
+                 start_item: int | None = None):
         super().__init__()
         self.controller = controller
         self.settings = settings
@@ -86,7 +87,8 @@ class MainWindow(QMainWindow):
         install_actions(self)
 
         self._restore_state()
-        self.apply_filter(select_row=controller.resume_row())
+        start = controller.row_of(start_item) if start_item is not None else controller.resume_row()
+        self.apply_filter(select_row=start)
         self._update_progress()
 
     # -- layout ------------------------------------------------------------------------------
