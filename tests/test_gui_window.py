@@ -149,3 +149,75 @@ def test_large_project_opens_lazily(qtbot, tmp_path):
     assert len(model._pages) <= 3  # only what was painted
     win.table.select_row(4999)
     assert win.controller.current.item.ext_id == "i4999"
+
+
+def test_hostile_and_broken_items_display_without_reading_files(qtbot, tmp_path, monkeypatch):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET-CONTENT")
+    (tmp_path / "corrupt.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
+    huge = tmp_path / "huge.png"
+    Image.new("1", (12000, 10000)).save(huge)  # 120 megapixels: over the decompression-bomb guard
+    hostile = (f"![x](file://{secret}) <img src=\"file://{secret}\"> [link](file://{secret}) "
+               "<script>alert(1)</script> **bold**")
+    rows = [
+        {"id": "w_corrupt", "query": "q", "response": ["a", "b"], "human_ranking": [0, 1], "image_path": "corrupt.jpg"},
+        {"id": "w_huge", "query": "q", "response": ["a", "b"], "human_ranking": [0, 1], "image_path": "huge.png"},
+        {"id": "w_hostile", "query": hostile, "response": [hostile, "x" * 100_000], "human_ranking": [0, 1]},
+        {"id": "w_empty", "query": "q", "response": ["", " "], "human_ranking": [0, 1]},
+    ]
+    path = tmp_path / "p.pairscope"
+    with Store.create(path) as store:
+        import_file(store, write_jsonl(tmp_path / "vl.jsonl", rows), "vlrewardbench", tmp_path)
+    opened: list[str] = []
+    real_open = open
+
+    def spy(file, *args, **kwargs):
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", spy)
+    win = open_window(qtbot, path)
+    qtbot.waitUntil(lambda: "corrupt.jpg" in win.media.placeholder_text(), timeout=5000)
+    win.move(1)
+    qtbot.waitUntil(lambda: "huge.png" in win.media.placeholder_text(), timeout=5000)
+    assert "pixels" in win.media.placeholder_text()
+    win.move(1)
+    assert win.prompt.textFormat() == Qt.PlainText
+    texts = [card.body.toPlainText() for card in win.responses.cards()]
+    assert not any("TOP-SECRET" in t for t in texts) and any("<script>" in t for t in texts)
+    assert max(len(t) for t in texts) >= 100_000
+    win.move(1)
+    assert all("(empty response)" in card.body.toPlainText() for card in win.responses.cards())
+    assert str(secret) not in opened
+
+
+def test_splitters_and_geometry_are_kept_between_runs(qtbot, project_path, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+    win = MainWindow(AnnotationController(Store.open(project_path), "ann"), settings)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    win.main.setSizes([300, 800, 300])
+    sizes = win.main.sizes()
+    win.close()
+    again = MainWindow(AnnotationController(Store.open(project_path), "ann"), settings)
+    qtbot.addWidget(again)
+    again.resize(1400, 900)  # what restoreGeometry does under a window manager
+    again.show()
+    assert again.main.sizes() == sizes
+
+
+def test_annotator_name_is_asked_once_and_remembered(qtbot, tmp_path, monkeypatch):
+    from PySide6.QtCore import QSettings
+
+    from pairscope.app.gui import launch
+
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+    asked = []
+    monkeypatch.setattr(launch.QInputDialog, "getText",
+                        staticmethod(lambda *a, **k: asked.append(1) or ("  carol ", True)))
+    assert launch.ask_annotator(settings) == "carol"
+    settings.setValue("annotator/name", "carol")
+    assert launch.ask_annotator(settings) == "carol" and len(asked) == 1

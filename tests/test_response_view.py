@@ -326,6 +326,8 @@ def test_steps_with_marks_and_current_step(pane):
     assert backgrounds[1].color().red() > backgrounds[1].color().green()
     assert backgrounds[2].style() == Qt.BrushStyle.NoBrush
 
+    pane.set_current_step(0, 2)  # the last step
+    assert all(s.cursor.blockNumber() == 2 for s in card.body.extraSelections())
     pane.set_current_step(0, 1)
     [current] = card.body.extraSelections()
     assert current.cursor.selectedText().startswith("✗ 2. There are 3 sinks.")

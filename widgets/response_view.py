@@ -271,7 +271,12 @@ class ResponseCard(QFrame):
             fmt = QTextCharFormat()
             fmt.setBackground(CURRENT_STEP_COLOR)
             fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            selections.append(self._selection(block.position(), block.position() + block.length() - 1, fmt))
+            end = block.position() + block.length() - 1
+            # Full width needs the block's separator selected; the last block has none, so
+            # an empty selection at its end covers its last line.
+            selections.append(self._selection(block.position(), end + 1 if block.next().isValid() else end, fmt))
+            if not block.next().isValid():
+                selections.append(self._selection(end, end, fmt))
         self.body.setExtraSelections(selections)
 
     def _selection(self, start: int, end: int, fmt: QTextCharFormat) -> QTextEdit.ExtraSelection:

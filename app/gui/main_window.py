@@ -236,12 +236,19 @@ class MainWindow(QMainWindow):
     # -- settings ----------------------------------------------------------------------------
 
     def _restore_state(self) -> None:
-        if self.settings is None:
-            return
-        for key, widget in (("window/geometry", self), ("window/main", self.main), ("window/center", self.center)):
-            value = self.settings.value(key)
-            if value is not None:
-                (widget.restoreGeometry if widget is self else widget.restoreState)(value)
+        if self.settings is not None and self.settings.value("window/geometry") is not None:
+            self.restoreGeometry(self.settings.value("window/geometry"))
+        self._splitters_restored = False
+
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
+        super().showEvent(event)
+        # Splitter sizes only mean something once the window has its final size.
+        if not self._splitters_restored and self.settings is not None:
+            for key, splitter in (("window/main", self.main), ("window/center", self.center)):
+                value = self.settings.value(key)
+                if value is not None:
+                    splitter.restoreState(value)
+        self._splitters_restored = True
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         self.panel.flush()
