@@ -121,3 +121,11 @@ def test_built_wheel_contains_every_package_and_the_demo(tmp_path):
                      "pairscope/app/gui/main_window.py", "pairscope/widgets/item_table.py",
                      "pairscope/resources/demo/images.jsonl"):
         assert required in names, required
+
+
+def test_shortcut_guide_lists_every_shortcut():
+    from pairscope.app.keymap import KEYMAP
+
+    guide = (ROOT / "docs" / "ANNOTATION.md").read_text()
+    missing = [s.description for s in KEYMAP if f"| {s.description} |" not in guide]
+    assert missing == []

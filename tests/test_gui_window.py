@@ -221,3 +221,14 @@ def test_annotator_name_is_asked_once_and_remembered(qtbot, tmp_path, monkeypatc
     assert launch.ask_annotator(settings) == "carol"
     settings.setValue("annotator/name", "carol")
     assert launch.ask_annotator(settings) == "carol" and len(asked) == 1
+
+
+def test_typing_a_note_never_triggers_label_keys(window, qtbot):
+    store = window.controller.store
+    item_id = current_id(window)
+    qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier)  # focus the note
+    qtbot.keyClicks(window.panel.note_edit, "tbx12 nj")
+    window.panel.flush()
+    label = store.current_label(item_id, "ann")
+    assert label is not None and label.note == "tbx12 nj" and label.outcome == "unrated"
+    assert current_id(window) == item_id  # "n"/"j" did not move on
