@@ -21,7 +21,7 @@ from .importer import import_file
 from .records import ImportReport
 from .store import SchemaError, Store
 
-SUBCOMMANDS = ("import", "info", "demo")
+SUBCOMMANDS = ("import", "info", "demo", "judge")
 
 
 def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -52,6 +52,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="create a project from the bundled demo dataset")
     p.add_argument("path", type=Path, help="project file to create")
+
+    p = sub.add_parser("judge", help="run a local judge model over a project (resumable)")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--model", required=True, help="model folder (transformers) or endpoint")
+    p.add_argument("--backend", default="transformers", help="judge backend (default: transformers)")
+    p.add_argument("--mode", choices=("pairwise", "pointwise", "step"), default="pairwise")
+    p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted")
+    p.add_argument("--both-orders", action="store_true", help="judge every sample in both answer orders")
+    p.add_argument("--frames", type=int, default=8, help="video frames sampled uniformly")
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, help="judge at most this many items")
+    p.add_argument("--template", help="bundled template name or a template file")
+    p.add_argument("--max-new-tokens", type=int, default=512)
+    p.add_argument("--temperature", type=float, default=0.0)
+    p.add_argument("--device", default="auto")
     return parser
 
 
@@ -117,7 +133,15 @@ def cmd_demo(args) -> int:
     return 0
 
 
-COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo}
+def cmd_judge(args) -> int:
+    from .judge_cli import (
+        run_judge,  # the judge pulls in the models package only when asked
+    )
+
+    return run_judge(args)
+
+
+COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

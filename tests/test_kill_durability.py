@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from pairscope.app.records import Item, Response
 from pairscope.app.store import Store
 

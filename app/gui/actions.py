@@ -44,6 +44,8 @@ def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
         "frame_forward": lambda: media.step(1),
         "frame_back": lambda: media.step(-1),
         "cheat_sheet": lambda: show_cheat_sheet(w),
+        "judge_panel": w.toggle_judge,
+        "judge_item": lambda: (w.judge.show(), w.judge.judge_current()),
     }
     for position in range(1, 5):
         table[f"prefer_{position}"] = lambda p=position: panel.prefer(p)

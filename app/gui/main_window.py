@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from ..keymap import hint
 from .actions import install_actions
 from .controller import AnnotationController
+from .judge_dock import JudgeDock
 from .media_loader import LoadedMedia
 
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
@@ -73,6 +74,8 @@ class MainWindow(QMainWindow):
         self.panel = LabelPanel(PANEL_HINTS)
         self.saved_label = QLabel()
         self._layout()
+        self.judge = JudgeDock(self, settings)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.judge)
 
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self.apply_filter)
@@ -174,6 +177,13 @@ class MainWindow(QMainWindow):
         self.panel.set_steps([len(item.responses[idx].steps) for idx in view.order] if item.is_stepwise else [])
         self.panel.set_draft(view.draft)
         self._show_step_marks(view.draft)
+        if self.judge.isVisible():
+            self.judge.show_item_verdicts()
+
+    def toggle_judge(self) -> None:
+        self.judge.setVisible(not self.judge.isVisible())
+        if self.judge.isVisible():
+            self.judge.show_item_verdicts()
 
     def show_media(self, media: LoadedMedia) -> None:
         if media.video is not None:
@@ -253,6 +263,7 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         self.panel.flush()
         self.media.clear()
+        self.judge.shutdown()
         if self.settings is not None:
             self.settings.setValue("window/geometry", self.saveGeometry())
             self.settings.setValue("window/main", self.main.saveState())

@@ -10,11 +10,12 @@ from pathlib import Path
 
 from .connection import StoreBase
 from .items import AddResult, ItemsMixin, content_hash
+from .judge import JudgeMixin, RunRecord, VerdictRecord
 from .labels import LabelsMixin
 from .schema import LATEST_VERSION, MIGRATIONS, SchemaError
 
 
-class Store(ItemsMixin, LabelsMixin, StoreBase):
+class Store(ItemsMixin, LabelsMixin, JudgeMixin, StoreBase):
     """A PairScope project file. Safe to share between threads (calls are serialized)."""
 
     @classmethod
@@ -28,4 +29,4 @@ class Store(ItemsMixin, LabelsMixin, StoreBase):
         return cls(path, create=False)
 
 
-__all__ = ["Store", "SchemaError", "AddResult", "content_hash", "LATEST_VERSION", "MIGRATIONS"]
+__all__ = ["Store", "RunRecord", "VerdictRecord", "SchemaError", "AddResult", "content_hash", "LATEST_VERSION", "MIGRATIONS"]

@@ -1,0 +1,63 @@
+"""``pairscope judge``: a progress bar over :class:`JudgeSession` and a summary line."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from pairscope.models.base import JudgeError, create_backend
+
+from .judge_results import summarize
+from .judging import JudgeConfig, JudgeSession, RunProgress
+from .store import Store
+
+
+def progress_line(state: RunProgress, width: int = 30) -> str:
+    """``[#####.....]  120/1250 samples  3.2/s  ETA 05:12``"""
+    filled = int(width * state.done / state.total) if state.total else width
+    eta = state.eta_s
+    eta_text = "--:--" if eta is None else f"{int(eta // 60):02d}:{int(eta % 60):02d}"
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {state.done}/{state.total} samples"
+            f"  {state.rate:.2f}/s  ETA {eta_text}")
+
+
+def run_judge(args) -> int:
+    config = JudgeConfig(mode=args.mode, k=args.k, both_orders=args.both_orders, frames=args.frames,
+                         seed=args.seed, template=args.template, max_new_tokens=args.max_new_tokens,
+                         temperature=args.temperature, batch_size=args.batch_size)
+    with Store.open(args.db) as store:
+        try:
+            backend = create_backend(args.backend, model_path=args.model, device=args.device,
+                                     batch_size=args.batch_size)
+        except JudgeError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        try:
+            session = JudgeSession(store, backend, config)
+            run = session.start()
+            ids = [s.id for s in store.item_summaries(0, args.limit or store.item_count())]
+            print(f"run {run.id} ({run.mode}, k={run.k}{', both orders' if run.both_orders else ''}) "
+                  f"on {len(ids)} items", file=sys.stderr)
+            cancel = threading.Event()
+            tty = sys.stderr.isatty()
+
+            def show(state: RunProgress) -> None:
+                end = "\r" if tty else "\n"
+                if tty or state.done == state.total or state.done % max(1, config.batch_size * 10) == 0:
+                    print(progress_line(state), end=end, file=sys.stderr, flush=True)
+
+            try:
+                session.judge(ids, progress=show, cancel=cancel)
+            except KeyboardInterrupt:
+                cancel.set()
+                store.set_run_status(run.id, "cancelled")
+                print(f"\ninterrupted: finished verdicts are kept; run the same command to resume run {run.id}",
+                      file=sys.stderr)
+                print(summarize(store, store.run(run.id)).line())
+                return 130
+            if tty:
+                print(file=sys.stderr)
+            print(summarize(store, store.run(run.id)).line())
+            return 0
+        finally:
+            backend.close()

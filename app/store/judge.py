@@ -1,0 +1,148 @@
+"""Judge runs and their verdicts."""
+
+from __future__ import annotations
+
+import json
+import uuid as uuidlib
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .connection import dumps, utc_now
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A judge run: everything needed to reproduce it."""
+
+    id: int
+    uuid: str
+    created_at: str
+    backend: str
+    model_path: str
+    weights_hash: str | None
+    template_name: str | None
+    template_text: str
+    template_hash: str
+    mode: str
+    k: int
+    both_orders: bool
+    frames: int | None
+    seed: int
+    generation: dict[str, Any]
+    status: str
+
+
+@dataclass(frozen=True)
+class VerdictRecord:
+    """One judge sample on one item. ``choice`` is a response index (never a position);
+    ``order_shown`` is the response order the judge saw."""
+
+    run_id: int
+    item_id: int
+    sample_idx: int
+    order_shown: tuple[int, ...]
+    raw_output: str | None
+    choice: int | None
+    scores: tuple[float | None, ...] | None
+    parsed: bool
+    rationale: str | None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    latency_s: float | None = None
+    error: str | None = None
+    media_sent: dict[str, Any] | None = None
+    created_at: str | None = None
+
+
+_RUN_COLUMNS = (
+    "id, uuid, created_at, backend, model_path, weights_hash, template_name, template_text, template_hash,"
+    " mode, k, both_orders, frames, seed, generation, status"
+)
+_VERDICT_COLUMNS = (
+    "run_id, item_id, sample_idx, order_shown, raw_output, choice, scores, parsed, rationale, tokens_in,"
+    " tokens_out, latency_s, error, media_sent, created_at"
+)
+
+
+def _run(row) -> RunRecord:
+    values = list(row)
+    values[11] = bool(values[11])
+    values[14] = json.loads(values[14])
+    return RunRecord(*values)
+
+
+def _verdict(row) -> VerdictRecord:
+    (run_id, item_id, sample, order, raw, choice, scores, parsed, rationale, t_in, t_out, lat, err, media, at) = row
+    return VerdictRecord(
+        run_id, item_id, sample, tuple(json.loads(order)), raw, choice,
+        tuple(json.loads(scores)) if scores else None, bool(parsed), rationale, t_in, t_out, lat, err,
+        json.loads(media) if media else None, at,
+    )
+
+
+class JudgeMixin:
+    """Judge-run storage. Mixed into :class:`pairscope.app.store.Store`."""
+
+    def create_run(self, *, backend: str, model_path: str, weights_hash: str | None, template_name: str | None,
+                   template_text: str, template_hash: str, mode: str, k: int, both_orders: bool,
+                   frames: int | None, seed: int, generation: dict[str, Any]) -> RunRecord:
+        """Record a new run (status ``running``)."""
+        with self.transaction() as conn:
+            run_id = conn.execute(
+                f"INSERT INTO judge_runs ({_RUN_COLUMNS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (str(uuidlib.uuid4()), utc_now(), backend, model_path, weights_hash, template_name, template_text,
+                 template_hash, mode, k, int(both_orders), frames, seed, dumps(generation), "running"),
+            ).lastrowid
+        return self.run(run_id)
+
+    def run(self, run_id: int) -> RunRecord:
+        rows = self.query(f"SELECT {_RUN_COLUMNS} FROM judge_runs WHERE id = ?", (run_id,))
+        if not rows:
+            raise KeyError(f"no judge run {run_id}")
+        return _run(rows[0])
+
+    def runs(self) -> list[RunRecord]:
+        return [_run(r) for r in self.query(f"SELECT {_RUN_COLUMNS} FROM judge_runs ORDER BY id")]
+
+    def set_run_status(self, run_id: int, status: str) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE judge_runs SET status = ? WHERE id = ?", (status, run_id))
+
+    def add_verdicts(self, verdicts: Sequence[VerdictRecord]) -> None:
+        """Store a batch of verdicts in one transaction (a sample already stored is kept)."""
+        now = utc_now()
+        rows = [
+            (v.run_id, v.item_id, v.sample_idx, json.dumps(list(v.order_shown)), v.raw_output, v.choice,
+             json.dumps(list(v.scores)) if v.scores is not None else None, int(v.parsed), v.rationale,
+             v.tokens_in, v.tokens_out, v.latency_s, v.error, dumps(v.media_sent) if v.media_sent else None,
+             v.created_at or now)
+            for v in verdicts
+        ]
+        with self.transaction() as conn:
+            conn.executemany(
+                f"INSERT OR IGNORE INTO verdicts ({_VERDICT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+            )
+
+    def done_samples(self, run_id: int) -> set[tuple[int, int]]:
+        """``(item_id, sample_idx)`` already judged without error in a run (resume skips them)."""
+        return set(self.query(
+            "SELECT item_id, sample_idx FROM verdicts WHERE run_id = ? AND error IS NULL", (run_id,)
+        ))
+
+    def verdicts(self, run_id: int | None = None, item_id: int | None = None) -> list[VerdictRecord]:
+        """Verdicts of a run and/or an item, in run, item and sample order."""
+        clauses, params = [], []
+        if run_id is not None:
+            clauses.append("run_id = ?")
+            params.append(run_id)
+        if item_id is not None:
+            clauses.append("item_id = ?")
+            params.append(item_id)
+        where = " WHERE " + " AND ".join(clauses) if clauses else ""
+        rows = self.query(f"SELECT {_VERDICT_COLUMNS} FROM verdicts{where} ORDER BY run_id, item_id, sample_idx", params)
+        return [_verdict(r) for r in rows]
+
+    def clear_failed(self, run_id: int) -> None:
+        """Drop errored samples of a run so a resume retries them."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM verdicts WHERE run_id = ? AND error IS NOT NULL", (run_id,))

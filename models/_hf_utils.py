@@ -1,0 +1,119 @@
+"""Helpers for the transformers backend that need no torch: folder checks, the weights
+hash, device/dtype names, and reading back the media sizes a processor produced.
+
+Nothing here imports torch or transformers at module level.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from .base import JudgeError
+
+DTYPE_NAMES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+}
+
+
+def check_model_folder(model_path: str) -> tuple[Path, dict[str, Any]]:
+    """The absolute model folder and its parsed ``config.json``; ``JudgeError`` if either is missing."""
+    folder = Path(model_path).expanduser()
+    if not folder.is_dir():
+        raise JudgeError(
+            f"no model folder at {folder}: choose the folder that holds the model's config.json and *.safetensors files"
+        )
+    config_file = folder / "config.json"
+    if not config_file.is_file():
+        raise JudgeError(
+            f"{folder} has no config.json: it is not a transformers model folder "
+            "(download the whole model repository, not only the weights)"
+        )
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise JudgeError(f"{config_file} cannot be read as JSON: {exc}") from None
+    if not isinstance(config, dict):
+        raise JudgeError(f"{config_file} is not a model configuration (expected a JSON object)")
+    return folder.resolve(), config
+
+
+def not_a_vlm_message(folder: Path, model_type: str) -> str:
+    return (
+        f"{folder} is a {model_type or 'unknown'} model, not a vision-language model PairScope can use "
+        "(AutoModelForImageTextToText)"
+    )
+
+
+def weights_hash(folder: Path) -> str:
+    """sha256 of the safetensors index file or, without one, of the sorted (file name, size)
+    list of ``*.safetensors``. Cheap by design: never reads gigabytes of weights."""
+    indexes = sorted(folder.glob("*.safetensors.index.json"))
+    if indexes:
+        digest = hashlib.sha256()
+        for index in indexes:
+            digest.update(index.name.encode() + b"\0" + index.read_bytes())
+        return "sha256:" + digest.hexdigest()
+    listing = sorted((p.name, p.stat().st_size) for p in folder.glob("*.safetensors"))
+    return "sha256:" + hashlib.sha256(json.dumps(listing).encode()).hexdigest()
+
+
+def dtype_name(dtype: str, device: str) -> str:
+    """Resolve ``"auto"`` (bfloat16 on CUDA, float32 elsewhere) and common aliases."""
+    if dtype == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    try:
+        return DTYPE_NAMES[dtype.lower()]
+    except KeyError:
+        raise JudgeError(f"unknown dtype {dtype!r}; use auto, {', '.join(sorted(set(DTYPE_NAMES.values())))}") from None
+
+
+def media_sizes(inputs: Any, processor: Any, n_images: list[int], n_videos: list[int]) -> list[dict[str, Any]]:
+    """Best effort: per request, the sizes of the images and video frames as the processor
+    fed them to the model, as ``{"images": [[w, h], ...], "video_frames": [[w, h], ...]}``.
+
+    Read from ``image_grid_thw``/``video_grid_thw`` × patch size (Qwen2-VL family), else from
+    a 4-D ``pixel_values`` (one tensor per image, e.g. LLaVA) or a 5-D
+    ``pixel_values_videos`` (one per video). Layouts that tile images (Idefics3, LLaVA-Next)
+    are left out rather than guessed."""
+    out: list[dict[str, Any]] = [{} for _ in n_images]
+    image_sizes = _grid_sizes(inputs.get("image_grid_thw"), processor, "image_processor")
+    if image_sizes is None:
+        pixels = inputs.get("pixel_values")
+        if pixels is not None and pixels.ndim == 4 and pixels.shape[0] == sum(n_images):
+            image_sizes = [[[int(pixels.shape[3]), int(pixels.shape[2])]] for _ in range(pixels.shape[0])]
+    video_sizes = _grid_sizes(inputs.get("video_grid_thw"), processor, "video_processor")
+    if video_sizes is None:
+        videos = inputs.get("pixel_values_videos")
+        if videos is not None and videos.ndim == 5 and videos.shape[0] == sum(n_videos):
+            video_sizes = [[[int(videos.shape[4]), int(videos.shape[3])]] * int(videos.shape[1])] * videos.shape[0]
+    for key, sizes, counts in (("images", image_sizes, n_images), ("video_frames", video_sizes, n_videos)):
+        if sizes is None or len(sizes) != sum(counts):
+            continue
+        start = 0
+        for i, count in enumerate(counts):
+            if count:
+                out[i][key] = [size for item in sizes[start : start + count] for size in item]
+            start += count
+    return out
+
+
+def _grid_sizes(grid: Any, processor: Any, part: str) -> list[list[list[int]]] | None:
+    """Per image or video, its frames' [w, h] from a (t, h, w) patch grid."""
+    sub = getattr(processor, part, None)
+    patch = getattr(sub, "patch_size", None)
+    if grid is None or not isinstance(patch, int):
+        return None
+    temporal = getattr(sub, "temporal_patch_size", 1) if part == "video_processor" else 1
+    result = []
+    for t, h, w in grid.tolist():
+        result.append([[int(w * patch), int(h * patch)]] * (int(t) * int(temporal or 1)))
+    return result

@@ -1,0 +1,101 @@
+"""The judge interface: a request in, a generation out; and the registry of backends.
+
+A backend turns fully rendered prompts plus images (or sampled video frames) into text.
+Everything about *judging* — answer order, K samples, voting, persistence — lives in the
+app core; everything about *parsing* a verdict lives in :mod:`pairscope.models.parsing`.
+Nothing here imports torch: backends import it lazily when they load a model.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from PIL import Image
+
+
+class JudgeError(Exception):
+    """A judge could not be loaded or run; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One prompt for the judge. ``prompt`` is the rendered template text (no image tokens:
+    the backend places the media); ``images`` are still images, ``video_frames`` the frames
+    sampled from a video (sent as a video where the processor supports it)."""
+
+    prompt: str
+    images: tuple[Image.Image, ...] = ()
+    video_frames: tuple[Image.Image, ...] = ()
+    max_new_tokens: int = 512
+    min_new_tokens: int = 0
+    temperature: float = 0.0
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What the judge produced for one request."""
+
+    text: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+    cancelled: bool = False
+    #: The media exactly as the processor fed them: e.g. ``{"images": [[w, h], ...]}``.
+    media_sent: dict[str, Any] = field(default_factory=dict)
+
+
+class JudgeBackend(Protocol):
+    """What every backend provides."""
+
+    name: str
+
+    def generate(self, requests: Sequence[JudgeRequest], cancel: threading.Event | None = None) -> list[Generation]:
+        """Run a batch; one Generation per request, in order. A set ``cancel`` event stops
+        generation between tokens (results then carry ``cancelled=True``)."""
+
+    def generate_stream(
+        self, request: JudgeRequest, on_text: Callable[[str], None], cancel: threading.Event | None = None
+    ) -> Generation:
+        """Run one request, calling ``on_text(chunk)`` as tokens arrive."""
+
+    def describe(self) -> dict[str, Any]:
+        """Backend, model path, weights hash, device, dtype: recorded with every run."""
+
+    def close(self) -> None:
+        """Free the model (GPU memory)."""
+
+
+BackendFactory = Callable[..., JudgeBackend]
+BACKENDS: dict[str, BackendFactory] = {}
+
+
+def register_backend(name: str):
+    """Decorator: make a backend factory available under ``name``."""
+
+    def wrap(factory: BackendFactory) -> BackendFactory:
+        if name in BACKENDS:
+            raise ValueError(f"judge backend {name!r} registered twice")
+        BACKENDS[name] = factory
+        return factory
+
+    return wrap
+
+
+def create_backend(name: str, **options: Any) -> JudgeBackend:
+    """Build a registered backend (``transformers``, …); ``JudgeError`` for unknown names."""
+    if name not in BACKENDS:
+        _load_builtin_backends()
+    try:
+        factory = BACKENDS[name]
+    except KeyError:
+        raise JudgeError(f"unknown judge backend {name!r}; known: {', '.join(sorted(BACKENDS))}") from None
+    return factory(**options)
+
+
+def _load_builtin_backends() -> None:
+    # Importing a backend module registers it; the module itself defers torch until load.
+    from . import transformers_backend  # noqa: F401

@@ -1,0 +1,378 @@
+"""Reading a verdict out of a judge's raw text, and saying so when there is none.
+
+Every parser reports failure (``parsed=False`` and a reason) instead of guessing: it never
+picks the first number in free text. Markdown emphasis (``*``, ``_``, backticks) is ignored;
+spans always index the original text, so the UI can highlight the deciding sentence.
+
+Pairwise conventions (positions are as shown to the judge; ``Answer 1`` → 0):
+
+- Explicit verdicts, the last one wins: a line labelled ``Overall Judgment``, ``Final verdict``,
+  ``Final judgment``, ``Verdict``, ``Final answer``, ``Final decision``, ``Final choice``,
+  ``Better answer``, ``Preferred answer`` or ``Winner`` (a label alone on its line takes the next
+  line), a ``[[...]]`` marker, or ``\\boxed{...}``.
+- ``[[A]]``, ``[[B]]``, … and ``[[1]]``, ``[[2]]``, … name a position. With two answers
+  ``[[C]]`` means a tie (the MT-Bench convention); with three or more it means Answer 3.
+  ``[[A>B]]``, ``[[A>>B]]``, ``[[B<A]]`` (Arena-Hard) name the winner; ``[[A=B]]`` and
+  ``[[tie]]`` are ties.
+- Without an explicit verdict only the final sentence of the last line counts, and only as a
+  claim ("Answer 2 is better", "I prefer Response 1") or a bare tie ("Tie.", "It's a tie.").
+- A verdict naming two different answers is ambiguous; a position beyond ``n_answers`` is out
+  of range; both are failures.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_MARKUP = "*_`"
+
+
+@dataclass(frozen=True)
+class PairwiseVerdict:
+    """``choice`` is the 0-based position as shown to the judge; ``span`` the character range
+    of the deciding text (also set for a verdict line that failed to parse)."""
+
+    choice: int | None
+    tie: bool
+    parsed: bool
+    reason: str
+    span: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class ScoreVerdict:
+    """One pointwise score; ``span`` covers the deciding score text."""
+
+    score: float | None
+    parsed: bool
+    reason: str
+    span: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class StepVerdict:
+    """One score per step (``None`` where missing or invalid); ``span`` runs from the first to
+    the last deciding step line."""
+
+    scores: tuple[int | None, ...]
+    parsed: bool
+    reason: str
+    span: tuple[int, int] | None = None
+
+
+# --- text without markdown, with a map back to the original ------------------------------
+
+
+class _Plain:
+    def __init__(self, text: str) -> None:
+        self.original = text
+        self.index = [i for i, ch in enumerate(text) if ch not in _MARKUP]
+        self.text = "".join(text[i] for i in self.index)
+        self.index.append(len(text))
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Original range of plain ``[start, end)``, trimmed of spaces, widened over markup."""
+        while end > start and self.text[end - 1].isspace():
+            end -= 1
+        while start < end and self.text[start].isspace():
+            start += 1
+        s = self.index[start]
+        e = self.index[end - 1] + 1 if end > start else s
+        # Include the bold markers hugging the verdict so a highlight shows "**...**" whole.
+        while s > 0 and self.original[s - 1] in _MARKUP:
+            s -= 1
+        while e < len(self.original) and self.original[e] in _MARKUP:
+            e += 1
+        return s, e
+
+
+# --- pairwise patterns ---------------------------------------------------------------------
+
+_NOUN = r"(?:answer|response|assistant|output|candidate|option)"
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
+# Letters must be capitals so "an answer a user..." never names a position.
+_REF = (
+    rf"(?:{_NOUN}\s*[#(]?\s*(?P<num>\d+|(?-i:[A-Z]))(?![A-Za-z0-9])"
+    rf"|(?P<ord>{'|'.join(_ORDINALS)})\s+(?:{_NOUN}|one)\b)"
+)
+_ADVERBS = r"(?:(?:clearly|slightly|much|significantly|far|overall|definitely|marginally|somewhat|noticeably|the|a\s+bit)\s+)*"
+_BETTER = r"(?:better|superior|preferred|preferable|stronger|more\s+accurate|more\s+correct|more\s+helpful|the\s+winner|wins)\b"
+_WORSE = r"(?:worse|inferior|weaker|less\s+accurate|less\s+correct)\b"
+_VERB = r"(?:(?:is|was|seems|appears|remains|would\s+be)\s+(?:to\s+be\s+)?)?"
+_CLAIMS = (
+    re.compile(rf"{_REF}\s*\)?\s*(?:{_VERB}{_ADVERBS}{_BETTER}|(?:is|was|would\s+be)\s+{_ADVERBS}best\b)", re.I),
+    re.compile(rf"\b(?:better|best|preferred|superior|stronger|winning)\s+(?:{_NOUN}|one)?\s*(?:is|would\s+be|[:=\-])?\s*(?:clearly\s+)?(?:the\s+)?{_REF}", re.I),
+    re.compile(rf"\b(?:prefer|choose|pick|select|favou?r)\s+(?:the\s+)?{_REF}", re.I),
+)
+_WORSE_CLAIM = re.compile(rf"{_REF}\s*\)?\s*{_VERB}{_ADVERBS}{_WORSE}", re.I)
+_REF_ANY = re.compile(_REF, re.I)
+_NEGATED = re.compile(r"\b(?:not|nor|neither|no)\s+(?:the\s+)?$|n't\s+$", re.I)
+_BRACKET = re.compile(r"\[\[\s*(?:(?P<one>[A-Za-z]|\d+|tie)|(?P<l>[A-Za-z])\s*(?P<op>>>|>|<<|<|=)\s*(?P<r>[A-Za-z]))\s*\]\]", re.I)
+_BOXED = re.compile(r"\\boxed\{(?P<body>(?:[^{}]|\{[^{}]*\})*)\}")
+_BARE = re.compile(rf"[\s\[\](){{}}.:!\"'\\]*(?:{_NOUN}\s*)?(?P<tok>\d+|[A-Za-z])[\s\[\](){{}}.:!\"']*", re.I)
+_TIE = re.compile(r"\b(?:tie|tied|draw|equal|equally|neither|no\s+clear\s+winner|same\s+quality)\b", re.I)
+_TIE_ONLY = re.compile(
+    r"\W*(?:(?:so|thus|therefore|overall|in\s+conclusion|verdict)\W*)?"
+    r"(?:(?:(?:it|this|that)(?:'s|\s+is)|the\s+result\s+is)\s+a\s+)?(?:tie|draw)\W*"
+    rf"|.*\b(?:(?:both|the\s+two)\s+(?:{_NOUN}s)\s+are\s+equally\s+\w+|neither\s+{_NOUN}\s+is\s+better)\b\W*",
+    re.I,
+)
+_LABELS = (
+    r"(?:overall\s+judge?ment|final\s+judge?ment|(?:final\s+|overall\s+)?verdict|final\s+answer"
+    rf"|final\s+decision|final\s+choice|(?:better|preferred)\s+{_NOUN}|winner)"
+)
+_LABEL_LINE = re.compile(
+    rf"^[ \t>#\-+•\d.)]*(?:(?:my|the|our)\s+)?{_LABELS}[ \t]*(?:[:：=\-–—]|\bis\b|(?=\n)|$)[ \t]*(?P<rest>[^\n]*)",
+    re.I | re.M,
+)
+_LABEL_STRONG = re.compile(
+    r"\b(?:overall\s+judge?ment|final\s+judge?ment|final\s+verdict)[ \t]*(?:[:：=]|\bis\b)[ \t]*(?P<rest>[^\n]*)", re.I
+)
+
+
+@dataclass
+class _Reading:
+    choice: int | None = None
+    tie: bool = False
+    error: str | None = None
+
+
+def _token_index(tok: str) -> int:
+    return int(tok) - 1 if tok.isdigit() else ord(tok.upper()) - ord("A")
+
+
+def _shown(key: int | str) -> str:
+    return "tie" if key == "tie" else f"answer {key + 1}"  # type: ignore[operator]
+
+
+def _ref_key(m: re.Match) -> int:
+    if m.group("num"):
+        return _token_index(m.group("num"))
+    return _ORDINALS.index(m.group("ord").lower())
+
+
+def _bracket_key(m: re.Match, n: int) -> int | str:
+    one = m.group("one")
+    if one is not None:
+        if one.lower() == "tie" or (n == 2 and one.upper() == "C"):
+            return "tie"
+        return _token_index(one)
+    left, op, right = m.group("l"), m.group("op"), m.group("r")
+    if op == "=":
+        return "tie"
+    return _token_index(left if op.startswith(">") else right)
+
+
+def _bare_key(segment: str, n: int) -> int | str | None:
+    segment = re.sub(r"\\text\{([^{}]*)\}", r"\1", segment)
+    if re.fullmatch(r"\W*(?:tie|draw)\W*", segment, re.I):
+        return "tie"
+    m = _BARE.fullmatch(segment)
+    return _token_index(m.group("tok")) if m else None
+
+
+def _claims(segment: str) -> list[int]:
+    keys = []
+    for pattern in _CLAIMS:
+        for m in pattern.finditer(segment):
+            if not _NEGATED.search(segment[max(0, m.start() - 12) : m.start()]):
+                keys.append(_ref_key(m))
+    return keys
+
+
+def _resolve(keys: list[int | str], n: int) -> _Reading:
+    distinct = list(dict.fromkeys(keys))
+    if len(distinct) > 1:
+        if n == 2 and sorted(distinct, key=str) == [0, 1]:
+            return _Reading(error="ambiguous: both answers named")
+        return _Reading(error="ambiguous: " + " and ".join(_shown(k) for k in distinct) + " named")
+    key = distinct[0]
+    if key == "tie":
+        return _Reading(tie=True)
+    if not 0 <= key < n:  # type: ignore[operator]
+        return _Reading(error=f"{_shown(key)} out of range for {n} answers")
+    return _Reading(choice=key)  # type: ignore[arg-type]
+
+
+def _interpret(segment: str, n: int, *, explicit: bool) -> _Reading | None:
+    """What ``segment`` says, or None if it names no verdict. ``explicit``: a labelled verdict
+    line, where a bare "2" or a lone "Answer 2" counts; elsewhere only claims do."""
+    keys: list[int | str] = [_bracket_key(m, n) for m in _BRACKET.finditer(segment)]
+    for m in _BOXED.finditer(segment):
+        key = _bare_key(m.group("body"), n)
+        # A boxed number beyond the answers is a math result, not a verdict.
+        if key is not None and not (m.group("body").strip().isdigit() and not 0 <= key < n):  # type: ignore[operator]
+            keys.append(key)
+    if not keys and explicit and (key := _bare_key(segment, n)) is not None:
+        keys.append(key)
+    keys += _claims(segment)
+    if keys:
+        return _resolve(keys, n)
+    worse = {_ref_key(m) for m in _WORSE_CLAIM.finditer(segment)}
+    if n == 2 and len(worse) == 1 and worse <= {0, 1}:
+        return _Reading(choice=1 - worse.pop())
+    if _TIE.search(segment) if explicit else _TIE_ONLY.fullmatch(segment):
+        return _Reading(tie=True)
+    if explicit:
+        refs = [_ref_key(m) for m in _REF_ANY.finditer(segment)]
+        return _resolve(refs, n) if refs else _Reading(error="verdict line not understood")  # type: ignore[arg-type]
+    return None
+
+
+def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading]]:
+    text, found = plain.text, []
+    for pattern in (_LABEL_LINE, _LABEL_STRONG):
+        for m in pattern.finditer(text):
+            start, end = m.start(), m.end()
+            rest = m.group("rest")
+            if not rest.strip():  # a label alone on its line: the verdict is on the next line
+                nxt = re.compile(r"\s*\n[ \t]*(?P<line>[^\n]*\S[^\n]*)").match(text, m.end())
+                if nxt:
+                    rest, end = nxt.group("line"), nxt.end()
+            if pattern is _LABEL_LINE:
+                start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>#-+•0123456789.)"))
+            reading = _interpret(rest, n, explicit=True) if rest.strip() else _Reading(error="verdict line is empty")
+            found.append((start, end, reading))
+    for pattern in (_BRACKET, _BOXED):
+        for m in pattern.finditer(text):
+            reading = _interpret(m.group(0), n, explicit=False)
+            if reading is not None:
+                found.append((m.start(), m.end(), reading))
+    return found
+
+
+def _final_sentence(text: str) -> tuple[int, int] | None:
+    lines = [m for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
+    if not lines:
+        return None
+    line = lines[-1]
+    start = line.start()
+    for b in re.finditer(r"(?<=[.!?])\s+(?=\S)", line.group(0)):
+        start = line.start() + b.end()
+    return start, line.end()
+
+
+def parse_pairwise(text: str, n_answers: int = 2) -> PairwiseVerdict:
+    """Which of ``n_answers`` answers the judge chose, by the conventions in the module doc."""
+    if n_answers < 2:
+        raise ValueError(f"pairwise judging needs at least 2 answers, got {n_answers}")
+    if not text or not text.strip():
+        return PairwiseVerdict(None, False, False, "empty output", None)
+    plain = _Plain(text)
+    candidates = _explicit_candidates(plain, n_answers)
+    if candidates:
+        # The verdict ending last wins; of two ending together (a label line holding a [[B]]
+        # marker) the longer one is the deciding sentence.
+        start, end, reading = max(candidates, key=lambda c: (c[1], -c[0]))
+        how = "verdict line"
+    else:
+        final = _final_sentence(plain.text)
+        reading = _interpret(plain.text[final[0] : final[1]], n_answers, explicit=False) if final else None
+        if reading is None:
+            return PairwiseVerdict(None, False, False, "no verdict line", None)
+        (start, end), how = final, "final sentence"  # type: ignore[misc]
+    span = plain.span(start, end)
+    if reading.error:
+        return PairwiseVerdict(None, False, False, reading.error, span)
+    return PairwiseVerdict(reading.choice, reading.tie, True, "tie" if reading.tie else how, span)
+
+
+# --- scores --------------------------------------------------------------------------------
+
+_NUM = r"\d+(?:\.\d+)?(?!\.?\d)"
+_OF = rf"(?:\s*(?:/|out\s+of)\s*(?P<den>{_NUM}))"
+_VALUE = rf"(?:\[\[\s*(?P<v1>{_NUM})\s*\]\]|(?P<v2>{_NUM}))"
+_SCORE_PATTERNS = (
+    # "Score: 7/10", "Overall Score - 4" at the start of a line
+    re.compile(rf"^[ \t>#\-+•]*(?:(?:overall|final|total)\s+)?(?:score|rating|grade)[ \t]*(?:[:：=\-–—]|\bis\b)?[ \t]*{_VALUE}{_OF}?", re.I | re.M),
+    # "... Final score: 7" inside a line needs the colon
+    re.compile(rf"\b(?:score|rating|grade)[ \t]*[:：=][ \t]*{_VALUE}{_OF}?", re.I),
+    # "I give it a score of 7/10" needs the denominator
+    re.compile(rf"\b(?:score|rating|rate\s+(?:it|this(?:\s+\w+)?)|grade)(?:\s+(?:of|as|at))?\s+{_VALUE}{_OF}", re.I),
+    # A lone "[[8]]" (MT-Bench)
+    re.compile(rf"\[\[\s*(?P<v1>{_NUM})\s*\]\]{_OF}?"),
+)
+
+
+def parse_score(text: str, scale: int = 10, *, minimum: int = 1) -> ScoreVerdict:
+    """The judge's score on ``minimum``..``scale``; the last score line wins. A score out of
+    range or given out of another scale (``4/5`` when 10 is expected) is a failure."""
+    if not text or not text.strip():
+        return ScoreVerdict(None, False, "empty output", None)
+    plain = _Plain(text)
+    matches = [m for p in _SCORE_PATTERNS for m in p.finditer(plain.text)]
+    if not matches:
+        return ScoreVerdict(None, False, "no score line", None)
+    m = max(matches, key=lambda m: (m.end(), -m.start()))
+    start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>#-+•"))
+    span = plain.span(start, m.end())
+    value = float(m.group("v1") or m.group("v2"))
+    shown = m.group("v1") or m.group("v2")
+    if m.group("den") is not None and float(m.group("den")) != scale:
+        return ScoreVerdict(None, False, f"score {shown}/{m.group('den')} is not out of {scale}", span)
+    if not minimum <= value <= scale:
+        return ScoreVerdict(None, False, f"score {shown} out of range {minimum}–{scale}", span)
+    return ScoreVerdict(value, True, "score line", span)
+
+
+# --- step scores ---------------------------------------------------------------------------
+
+# The score must end its line or be followed by a separator, so an echoed step such as
+# "Step 1: 3 apples are visible" is not read as a score.
+_STEP_LINE = re.compile(
+    rf"^[ \t>#\-+•]*step[ \t]*(?P<k>\d+)(?!\d)[ \t]*(?:score|rating)?[ \t]*(?:[:：=\-–—]|\bis\b)?[ \t]*"
+    rf"(?:(?:score[ds]?|rating|rated)[ \t]*(?:[:=]|of|is)?[ \t]*)?(?:\[\[[ \t]*)?(?P<v>{_NUM})(?:[ \t]*\]\])?"
+    rf"(?:[ \t]*(?:/|out\s+of)[ \t]*(?P<den>\d+))?"
+    r"(?=[ \t]*(?:[.,;:)]*[ \t]*$|[(\-–—]|[,;.][ \t]))",
+    re.I | re.M,
+)
+
+
+def parse_step_scores(text: str, n_steps: int, scale: int = 5) -> StepVerdict:
+    """One score in 1..``scale`` per step from "Step k: s" lines (last line per step wins);
+    parsed only if every step has a valid score and no line names a step beyond ``n_steps``."""
+    if n_steps < 1:
+        raise ValueError(f"step judging needs at least 1 step, got {n_steps}")
+    empty = (None,) * n_steps
+    if not text or not text.strip():
+        return StepVerdict(empty, False, "empty output")
+    plain = _Plain(text)
+    last: dict[int, re.Match] = {}
+    for m in _STEP_LINE.finditer(plain.text):
+        last[int(m.group("k"))] = m
+    if not last:
+        return StepVerdict(empty, False, "no step score lines")
+    problems = [f"step {k} out of range for {n_steps} steps" for k in sorted(last) if not 1 <= k <= n_steps]
+    scores: list[int | None] = []
+    for k in range(1, n_steps + 1):
+        m = last.get(k)
+        value = m and m.group("v")
+        if m is None:
+            problems.append(f"no score for step {k}")
+        elif m.group("den") is not None and int(m.group("den")) != scale:
+            problems.append(f"step {k} score {value}/{m.group('den')} is not out of {scale}")
+        elif not value.isdigit():
+            problems.append(f"step {k} score {value} is not a whole number")
+        elif not 1 <= int(value) <= scale:
+            problems.append(f"step {k} score {value} out of range 1–{scale}")
+        else:
+            scores.append(int(value))
+            continue
+        scores.append(None)
+    deciding = list(last.values())
+    first = min(deciding, key=lambda m: m.start())
+    start = first.start() + len(first.group(0)) - len(first.group(0).lstrip(" \t>#-+•"))
+    span = plain.span(start, max(m.end() for m in deciding))
+    return StepVerdict(tuple(scores), not problems, "; ".join(problems) or "step lines", span)
+
+
+def rationale(text: str, span: tuple[int, int] | None = None) -> str:
+    """The judge's text before the deciding verdict, stripped. Without ``span`` the verdict is
+    looked for as pairwise, then as a score, then as step lines; with none, all the text."""
+    if span is None:
+        for verdict in (parse_pairwise(text, 26), parse_score(text), parse_step_scores(text, 1)):
+            if verdict.span is not None:
+                span = verdict.span
+                break
+    return (text[: span[0]] if span else text).strip()

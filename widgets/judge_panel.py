@@ -1,0 +1,158 @@
+"""The judge panel: pick a model and protocol, judge one item live or a whole set, and
+see the verdict beside the human label and the dataset's reference.
+
+Plain data in, signals out: the window runs the judge on a worker and calls the
+``show_*``/``append_stream`` methods with what comes back.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def _plain(text: str = "") -> QLabel:
+    label = QLabel(text)
+    label.setTextFormat(Qt.PlainText)
+    label.setWordWrap(True)
+    return label
+
+
+class JudgePanel(QWidget):
+    """Settings, live rationale, verdicts and progress of the local judge."""
+
+    judge_item_requested = Signal(dict)
+    judge_all_requested = Signal(dict)
+    cancel_requested = Signal()
+
+    def __init__(self, templates: Sequence[str] = ("pairwise", "pointwise"), parent=None):
+        super().__init__(parent)
+        self.model = QLineEdit(placeholderText="model folder (Qwen2-VL, LLaVA, SmolVLM …)")
+        browse = QToolButton(text="…", toolTip="Choose a model folder")
+        browse.clicked.connect(self._browse)
+        self.mode = QComboBox()
+        self.mode.addItems(["pairwise", "pointwise"])
+        self.k = QSpinBox(minimum=1, maximum=9, value=1, toolTip="samples per item, majority-voted")
+        self.frames = QSpinBox(minimum=1, maximum=64, value=8, toolTip="video frames sampled uniformly")
+        self.both_orders = QCheckBox("both orders")
+        self.template = QComboBox(editable=False)
+        self.template.addItems(list(templates))
+        load = QToolButton(text="…", toolTip="Load a template file")
+        load.clicked.connect(self._load_template)
+        self.judge_item = QPushButton("Judge this item")
+        self.judge_all = QPushButton("Judge all shown")
+        self.cancel = QPushButton("Cancel", enabled=False)
+        self.judge_item.clicked.connect(lambda: self.judge_item_requested.emit(self.settings()))
+        self.judge_all.clicked.connect(lambda: self.judge_all_requested.emit(self.settings()))
+        self.cancel.clicked.connect(self.cancel_requested.emit)
+        self.progress = QProgressBar(textVisible=True, visible=False)
+        self.status = _plain()
+        self.status.setStyleSheet("color: #555;")
+        self.stream = QPlainTextEdit(readOnly=True, placeholderText="The judge's rationale appears here as it is written.")
+        self.result = _plain()
+        self.result.setStyleSheet("font-weight: bold;")
+        self.seen = _plain()
+        self.seen.setStyleSheet("color: #555; font-size: 9pt;")
+
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(browse)
+        template_row = QHBoxLayout()
+        template_row.addWidget(self.template, 1)
+        template_row.addWidget(load)
+        protocol = QHBoxLayout()
+        protocol.addWidget(self.k)
+        protocol.addWidget(self.both_orders)
+        form = QFormLayout()
+        form.addRow("Model", model_row)
+        form.addRow("Mode", self.mode)
+        form.addRow("Samples (K)", protocol)
+        form.addRow("Frames", self.frames)
+        form.addRow("Template", template_row)
+        buttons = QHBoxLayout()
+        for button in (self.judge_item, self.judge_all, self.cancel):
+            buttons.addWidget(button)
+        layout = QVBoxLayout(self)
+        notice = _plain("Shows the dataset's reference: open it after labeling, not before.")
+        notice.setStyleSheet("color: #8a6d00; font-size: 9pt;")
+        layout.addWidget(notice)
+        layout.addLayout(form)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.status)
+        layout.addWidget(self.result)
+        layout.addWidget(self.stream, 1)
+        layout.addWidget(self.seen)
+
+    def settings(self) -> dict:
+        """What the user chose, as plain data."""
+        return {"model": self.model.text().strip(), "mode": self.mode.currentText(), "k": self.k.value(),
+                "both_orders": self.both_orders.isChecked(), "frames": self.frames.value(),
+                "template": self.template.currentText()}
+
+    def set_settings(self, values: dict) -> None:
+        self.model.setText(values.get("model", ""))
+        self.mode.setCurrentText(values.get("mode", "pairwise"))
+        self.k.setValue(int(values.get("k", 1)))
+        self.both_orders.setChecked(bool(values.get("both_orders", False)))
+        self.frames.setValue(int(values.get("frames", 8)))
+
+    def set_running(self, running: bool, batch: bool = False) -> None:
+        self.judge_item.setEnabled(not running)
+        self.judge_all.setEnabled(not running)
+        self.cancel.setEnabled(running)
+        self.progress.setVisible(running and batch)
+
+    def clear_stream(self) -> None:
+        self.stream.clear()
+        self.result.clear()
+        self.seen.clear()
+
+    def append_stream(self, text: str) -> None:
+        """Append generated text as it arrives (plain text: model output is untrusted)."""
+        cursor = self.stream.textCursor()
+        cursor.movePosition(cursor.MoveOperation.End)
+        cursor.insertText(text)
+        self.stream.setTextCursor(cursor)
+        self.stream.ensureCursorVisible()
+
+    def set_progress(self, done: int, total: int, eta_s: float | None) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        eta = "" if eta_s is None else f" · ETA {int(eta_s // 60):02d}:{int(eta_s % 60):02d}"
+        self.progress.setFormat(f"{done} / {total} samples{eta}")
+
+    def show_status(self, text: str) -> None:
+        self.status.setText(text)
+
+    def show_result(self, text: str, seen: str = "") -> None:
+        self.result.setText(text)
+        self.seen.setText(seen)
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Choose a model folder", self.model.text())
+        if folder:
+            self.model.setText(folder)
+
+    def _load_template(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Load a prompt template", "", "Templates (*.txt);;All files (*)")
+        if path:
+            self.template.addItem(path)
+            self.template.setCurrentText(path)
