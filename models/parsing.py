@@ -138,85 +138,92 @@ class _Reading:
     error: str | None = None
 
 
-def _token_index(tok: str) -> int:
-    return int(tok) - 1 if tok.isdigit() else ord(tok.upper()) - ord("A")
+def _index(tok: str) -> int | str:
+    """The position a verdict token names ("2", "B", "second"), or "tie"."""
+    tok = tok.lower()
+    if tok == "tie":
+        return "tie"
+    if tok.isdigit():
+        return int(tok) - 1
+    if tok in _ORDINALS:
+        return _ORDINALS.index(tok)
+    return ord(tok) - ord("a")
 
 
-def _shown(key: int | str) -> str:
-    return "tie" if key == "tie" else f"answer {key + 1}"  # type: ignore[operator]
+def _label(tok: str) -> str:
+    if tok == "tie":
+        return "a tie"
+    return f"answer {_index(tok) + 1}" if tok.lower() in _ORDINALS else f"answer {tok.upper()}"  # type: ignore[operator]
 
 
-def _ref_key(m: re.Match) -> int:
-    if m.group("num"):
-        return _token_index(m.group("num"))
-    return _ORDINALS.index(m.group("ord").lower())
+def _ref_token(m: re.Match) -> str:
+    return m.group("num") or m.group("ord")
 
 
-def _bracket_key(m: re.Match, n: int) -> int | str:
+def _bracket_token(m: re.Match, n: int) -> str:
     one = m.group("one")
     if one is not None:
-        if one.lower() == "tie" or (n == 2 and one.upper() == "C"):
-            return "tie"
-        return _token_index(one)
-    left, op, right = m.group("l"), m.group("op"), m.group("r")
-    if op == "=":
+        return "tie" if one.lower() == "tie" or (n == 2 and one.upper() == "C") else one
+    if m.group("op") == "=":
         return "tie"
-    return _token_index(left if op.startswith(">") else right)
+    return m.group("l") if m.group("op").startswith(">") else m.group("r")
 
 
-def _bare_key(segment: str, n: int) -> int | str | None:
+def _bare_token(segment: str) -> str | None:
     segment = re.sub(r"\\text\{([^{}]*)\}", r"\1", segment)
     if re.fullmatch(r"\W*(?:tie|draw)\W*", segment, re.I):
         return "tie"
     m = _BARE.fullmatch(segment)
-    return _token_index(m.group("tok")) if m else None
+    return m.group("tok") if m else None
 
 
-def _claims(segment: str) -> list[int]:
-    keys = []
+def _claims(segment: str) -> list[str]:
+    tokens = []
     for pattern in _CLAIMS:
         for m in pattern.finditer(segment):
             if not _NEGATED.search(segment[max(0, m.start() - 12) : m.start()]):
-                keys.append(_ref_key(m))
-    return keys
+                tokens.append(_ref_token(m))
+    return tokens
 
 
-def _resolve(keys: list[int | str], n: int) -> _Reading:
-    distinct = list(dict.fromkeys(keys))
-    if len(distinct) > 1:
-        if n == 2 and sorted(distinct, key=str) == [0, 1]:
+def _resolve(tokens: list[str], n: int) -> _Reading:
+    by_index: dict[int | str, str] = {}
+    for tok in tokens:
+        by_index.setdefault(_index(tok), tok)
+    if len(by_index) > 1:
+        if n == 2 and set(by_index) == {0, 1}:
             return _Reading(error="ambiguous: both answers named")
-        return _Reading(error="ambiguous: " + " and ".join(_shown(k) for k in distinct) + " named")
-    key = distinct[0]
+        return _Reading(error="ambiguous: " + " and ".join(_label(t) for t in dict.fromkeys(by_index.values())) + " named")
+    (key, tok), = by_index.items()
     if key == "tie":
         return _Reading(tie=True)
     if not 0 <= key < n:  # type: ignore[operator]
-        return _Reading(error=f"{_shown(key)} out of range for {n} answers")
+        return _Reading(error=f"{_label(tok)} out of range for {n} answers")
     return _Reading(choice=key)  # type: ignore[arg-type]
 
 
 def _interpret(segment: str, n: int, *, explicit: bool) -> _Reading | None:
     """What ``segment`` says, or None if it names no verdict. ``explicit``: a labelled verdict
     line, where a bare "2" or a lone "Answer 2" counts; elsewhere only claims do."""
-    keys: list[int | str] = [_bracket_key(m, n) for m in _BRACKET.finditer(segment)]
+    tokens = [_bracket_token(m, n) for m in _BRACKET.finditer(segment)]
     for m in _BOXED.finditer(segment):
-        key = _bare_key(m.group("body"), n)
+        tok = _bare_token(m.group("body"))
         # A boxed number beyond the answers is a math result, not a verdict.
-        if key is not None and not (m.group("body").strip().isdigit() and not 0 <= key < n):  # type: ignore[operator]
-            keys.append(key)
-    if not keys and explicit and (key := _bare_key(segment, n)) is not None:
-        keys.append(key)
-    keys += _claims(segment)
-    if keys:
-        return _resolve(keys, n)
-    worse = {_ref_key(m) for m in _WORSE_CLAIM.finditer(segment)}
+        if tok is not None and not (tok.isdigit() and not 1 <= int(tok) <= n):
+            tokens.append(tok)
+    if not tokens and explicit and (tok := _bare_token(segment)) is not None:
+        tokens.append(tok)
+    tokens += _claims(segment)
+    if tokens:
+        return _resolve(tokens, n)
+    worse = {_index(_ref_token(m)) for m in _WORSE_CLAIM.finditer(segment)}
     if n == 2 and len(worse) == 1 and worse <= {0, 1}:
-        return _Reading(choice=1 - worse.pop())
+        return _Reading(choice=1 - worse.pop())  # type: ignore[operator]
     if _TIE.search(segment) if explicit else _TIE_ONLY.fullmatch(segment):
         return _Reading(tie=True)
     if explicit:
-        refs = [_ref_key(m) for m in _REF_ANY.finditer(segment)]
-        return _resolve(refs, n) if refs else _Reading(error="verdict line not understood")  # type: ignore[arg-type]
+        refs = [_ref_token(m) for m in _REF_ANY.finditer(segment)]
+        return _resolve(refs, n) if refs else _Reading(error="verdict line not understood")
     return None
 
 

@@ -4,6 +4,12 @@
 processor's own chat template, left-padded batches, cooperative cancellation between tokens
 and streaming through ``TextIteratorStreamer``. torch and transformers are imported when a
 model is loaded, never when this module is imported.
+
+``Generation.media_sent`` records, best effort, the sizes the processor actually fed the model:
+``{"images": [[w, h], ...], "video_frames": [[w, h], ...]}`` — from ``image_grid_thw`` /
+``video_grid_thw`` × patch size (Qwen2-VL family; padded frames included), or from the
+``pixel_values`` shape when there is one tensor per image (LLaVA). Tiled layouts (Idefics3,
+LLaVA-Next crops) are left out rather than guessed. Frames sent as images count as frames.
 """
 
 from __future__ import annotations
@@ -281,7 +287,14 @@ class TransformersBackend:
             count = ended or len(row)
             cancelled = stopped and ended is None and count < request.max_new_tokens
             results.append(
-                Generation(text, int(mask.sum()), count, latency, cancelled=cancelled, media_sent=sent)
+                Generation(
+                    text=text,
+                    tokens_in=int(mask.sum()),
+                    tokens_out=count,
+                    latency_s=latency,
+                    cancelled=cancelled,
+                    media_sent=sent,
+                )
             )
         return results
 

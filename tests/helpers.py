@@ -14,3 +14,17 @@ def write_jsonl(path, rows):
 def item(store, ext_id):
     """The stored item with this dataset id."""
     return store.get_item(store.item_id(ext_id))
+
+
+def show_active(qtbot, window, size=(1400, 900)):
+    """Show a top-level window and make it the active one: window-wide shortcuts only
+    fire in the active window (offscreen, a shown window is not always activated)."""
+    from PySide6.QtWidgets import QApplication
+
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    window.windowHandle().requestActivate()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    return window

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import write_jsonl
+from helpers import show_active, write_jsonl
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.importer import import_file
@@ -28,12 +28,7 @@ def project_path(tmp_path):
 
 
 def open_window(qtbot, path, annotator="ann"):
-    win = MainWindow(AnnotationController(Store.open(path), annotator))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
+    return show_active(qtbot, MainWindow(AnnotationController(Store.open(path), annotator)))
 
 
 @pytest.fixture

@@ -267,7 +267,7 @@ def test_cancel_mid_stream_returns_quickly(judges, family):
     request = JudgeRequest(prompt="Explain at length.", images=(image(40, 40),), max_new_tokens=400, min_new_tokens=400)
     started = time.perf_counter()
     g = judges[family].generate_stream(request, on_text, cancel)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 3.0
     assert g.cancelled and g.error is None
     assert 1 <= g.tokens_out < 50
     assert chunks
@@ -282,7 +282,7 @@ def test_an_exception_in_on_text_stops_generation_and_propagates(judges):
     started = time.perf_counter()
     with pytest.raises(KeyError):
         judges["qwen2_vl"].generate_stream(request, on_text)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 3.0
 
 
 # -- description and lifetime ----------------------------------------------------------------

@@ -42,7 +42,6 @@ class JudgeDock(QDockWidget):
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
         self._stream_sample: int | None = None
-        self.hide()
 
     # -- actions -----------------------------------------------------------------------------
 

@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self._layout()
         self.judge = JudgeDock(self, settings)
         self.addDockWidget(Qt.RightDockWidgetArea, self.judge)
+        self.judge.hide()  # it reveals the dataset's reference: shown only on request
 
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self.apply_filter)

@@ -1,0 +1,100 @@
+"""The judge panel in the window: live streaming, verdicts, cancel, a responsive GUI."""
+
+from __future__ import annotations
+
+import threading
+
+import fake_backend  # noqa: F401  (registers "fake")
+import pytest
+from fake_backend import FakeBackend, prefer_marker
+from helpers import show_active
+from pairscope.app.gui.controller import AnnotationController
+from pairscope.app.gui.main_window import MainWindow
+from pairscope.app.records import Item, Reference, Response
+from pairscope.app.store import Store
+from PySide6.QtCore import Qt, QTimer
+
+
+@pytest.fixture
+def project_path(tmp_path):
+    path = tmp_path / "p.pairscope"
+    with Store.create(path) as store:
+        store.add_items([
+            Item(ext_id=f"it{i}", prompt="Which is right?", responses=(Response(0, "GOOD answer"), Response(1, "BAD answer")),
+                 reference=Reference(ranking=(0, 1)))
+            for i in range(6)
+        ])
+    return path
+
+
+def open_window(qtbot, path, factory):
+    window = MainWindow(AnnotationController(Store.open(path), "ann"))
+    window.judge.worker._factory = factory
+    return show_active(qtbot, window, (1500, 900))
+
+
+def test_judge_item_streams_and_shows_verdict_beside_labels(qtbot, project_path):
+    window = open_window(qtbot, project_path, lambda name, **kw: FakeBackend(**kw))
+    qtbot.keyClick(window, Qt.Key_J, Qt.ControlModifier)
+    assert window.judge.isVisible()
+    window.judge.panel.model.setText("fake-model")
+    window.judge.panel.k.setValue(3)
+    ticks = []
+    timer = QTimer(interval=5)
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start()
+    with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
+        qtbot.keyClick(window, Qt.Key_J, Qt.ControlModifier | Qt.ShiftModifier)
+    timer.stop()
+    stream = window.judge.panel.stream.toPlainText()
+    assert "sample 3" in stream and "is better" in stream
+    result = window.judge.panel.result.text()
+    assert "Judge: Response" in result and "agrees with the dataset ✓" in result and "(3 of 3 samples)" in result
+    assert ticks  # the GUI kept running while the judge worked
+    store = window.controller.store
+    assert len(store.verdicts(item_id=window.controller.current.item.id)) == 3
+
+
+def test_cancel_mid_stream_keeps_the_window_working(qtbot, project_path):
+    started = threading.Event()
+    release = threading.Event()
+
+    def slow_script(request):
+        started.set()
+        release.wait(5)
+        return prefer_marker()(request)
+
+    window = open_window(qtbot, project_path, lambda name, **kw: FakeBackend(script=slow_script, **kw))
+    window.judge.show()
+    window.judge.panel.model.setText("fake-model")
+    window.judge.panel.k.setValue(5)
+    window.judge.judge_current()
+    assert started.wait(5)
+    window.judge.panel.cancel.click()
+    release.set()
+    qtbot.waitUntil(lambda: not window.judge.worker.busy, timeout=10000)
+    assert len(window.controller.store.verdicts()) < 5
+    qtbot.keyClick(window, Qt.Key_2)  # labeling still works
+    assert window.controller.store.current_label(window.controller.current.item.id, "ann") is not None
+
+
+def test_model_errors_are_reported_in_the_panel(qtbot, project_path, tmp_path):
+    window = open_window(qtbot, project_path, None)
+    window.judge.worker._factory = __import__("pairscope.models.base", fromlist=["create_backend"]).create_backend
+    window.judge.show()
+    window.judge.panel.model.setText(str(tmp_path / "no-such-model"))
+    with qtbot.waitSignal(window.judge.worker.failed, timeout=10000):
+        window.judge.judge_current()
+    assert "Judge failed" in window.judge.panel.status.text()
+    assert "no model folder" in window.judge.panel.status.text()
+    assert window.judge.panel.judge_item.isEnabled()
+
+
+def test_judge_all_shows_progress_and_summary(qtbot, project_path):
+    window = open_window(qtbot, project_path, lambda name, **kw: FakeBackend(**kw))
+    window.judge.show()
+    window.judge.panel.model.setText("fake-model")
+    with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
+        window.judge.judge_all()
+    assert "6/6" in window.judge.panel.progress.format().replace(" / ", "/") or window.judge.panel.progress.value() == 6
+    assert "accuracy 100.0%" in window.judge.panel.status.text()

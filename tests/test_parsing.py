@@ -1,0 +1,292 @@
+"""Verdict parsing on realistic judge outputs: what counts, what is refused, and where it is."""
+
+from __future__ import annotations
+
+import pytest
+from pairscope.models.parsing import (
+    PairwiseVerdict,
+    parse_pairwise,
+    parse_score,
+    parse_step_scores,
+    rationale,
+)
+
+REASONING = (
+    "Answer 1 claims there are three dogs on the lawn, but the image shows two dogs and a cat. "
+    "Answer 2 counts two dogs correctly and mentions the cat."
+)
+
+# (judge output, n_answers, expected (choice, tie, parsed))
+PAIRWISE = [
+    pytest.param(f"{REASONING}\n\nOverall Judgment: Answer 2 is better", 2, (1, False, True), id="plain"),
+    pytest.param(f"{REASONING}\n\n**Overall Judgment**: **Answer 2** is better.", 2, (1, False, True), id="bold"),
+    pytest.param(f"{REASONING}\n\n*Overall Judgment:* *Answer 1 is better*", 2, (0, False, True), id="italics"),
+    pytest.param("### Overall Judgment: Answer 1 is better", 2, (0, False, True), id="heading"),
+    pytest.param("overall judgment: answer 1 is better", 2, (0, False, True), id="lowercase"),
+    pytest.param("OVERALL JUDGMENT: ANSWER 2 IS BETTER", 2, (1, False, True), id="uppercase"),
+    pytest.param("Overall Judgement: Answer 2 is better", 2, (1, False, True), id="judgement-spelling"),
+    pytest.param(
+        "Overall Judgment: Answer 2 is better because it does not invent a third dog.", 2, (1, False, True),
+        id="reason-after-verdict",
+    ),
+    pytest.param(
+        "Overall Judgment: Answer 1 is better than Answer 2, which miscounts.", 2, (0, False, True),
+        id="better-than",
+    ),
+    pytest.param(
+        f"{REASONING}\nOverall Judgment: Answer 2 is better\n\nNote: if the cat were hidden, Answer 1 "
+        "might be better.", 2, (1, False, True), id="postscript",
+    ),
+    pytest.param(
+        "Answer 1 is detailed and Answer 2 is short; Answer 1 is better written, but Answer 2 is "
+        "accurate.\nOverall Judgment: Answer 2 is better", 2, (1, False, True), id="both-in-reasoning",
+    ),
+    pytest.param(
+        "Overall Judgment: Answer 1 is better\nWait, let me recount the dogs: there are two.\n"
+        "Overall Judgment: Answer 2 is better", 2, (1, False, True), id="last-verdict-wins",
+    ),
+    pytest.param(
+        "Overall Judgment: Answer 2 is better\nOn reflection the cat is a shadow.\nFinal verdict: Answer 1",
+        2, (0, False, True), id="last-label-differs",
+    ),
+    pytest.param("**Overall Judgment:**\nAnswer 1 is better.", 2, (0, False, True), id="label-then-next-line"),
+    pytest.param(f"{REASONING}\n\n[[B]]", 2, (1, False, True), id="bracket-B"),
+    pytest.param("Assistant A is more accurate.\n\nFinal Verdict: [[A]]", 2, (0, False, True), id="bracket-A"),
+    pytest.param("[[B>A]]", 2, (1, False, True), id="arena-B>A"),
+    pytest.param("My final verdict is: [[A>>B]]", 2, (0, False, True), id="arena-A>>B"),
+    pytest.param("[[A<B]]", 2, (1, False, True), id="arena-A<B"),
+    pytest.param("Both are equally wrong.\n[[A=B]]", 2, (None, True, True), id="arena-tie"),
+    pytest.param("Final verdict: [[C]]", 2, (None, True, True), id="mtbench-C-tie"),
+    pytest.param("Final verdict: [[C]]", 3, (2, False, True), id="C-is-answer-3-of-3"),
+    pytest.param(f"{REASONING}\nOverall Judgment: Tie", 2, (None, True, True), id="tie-label"),
+    pytest.param("Both answers miss the cat.\nTie.", 2, (None, True, True), id="tie-alone"),
+    pytest.param(
+        "Neither Answer 1 nor Answer 2 is better; both miss the cat. It's a tie.", 2, (None, True, True),
+        id="tie-sentence",
+    ),
+    pytest.param("Both answers are equally accurate.", 2, (None, True, True), id="equally-accurate"),
+    pytest.param(f"{REASONING} Therefore, Answer 2 is better.", 2, (1, False, True), id="final-sentence"),
+    pytest.param(f"{REASONING}\n\nResponse 2 is better.", 2, (1, False, True), id="response-k"),
+    pytest.param(f"{REASONING}\n\nI prefer Answer 2.", 2, (1, False, True), id="prefer"),
+    pytest.param("Answer 1 is worse than Answer 2 here.", 2, (1, False, True), id="worse"),
+    pytest.param(f"{REASONING}\n\nFinal answer: 2", 2, (1, False, True), id="final-answer"),
+    pytest.param(f"{REASONING}\n\nThe better answer is \\boxed{{2}}.", 2, (1, False, True), id="boxed"),
+    pytest.param("\\boxed{\\text{Answer 1}}", 2, (0, False, True), id="boxed-text"),
+    pytest.param(
+        "Summing, the total is \\boxed{12} apples. Overall, Answer 1 is better.", 2, (0, False, True),
+        id="boxed-math-result-ignored",
+    ),
+    pytest.param("Overall Judgment: Answer 3 is better", 4, (2, False, True), id="four-answers-3"),
+    pytest.param("Answer 4 is the best of the four.", 4, (3, False, True), id="four-answers-best"),
+    pytest.param("Overall Judgment: Response C is better", 4, (2, False, True), id="letter-C-of-4"),
+    pytest.param("Overall Judgment: the second answer is better", 2, (1, False, True), id="ordinal"),
+    # --- refused -------------------------------------------------------------------------
+    pytest.param("", 2, (None, False, False), id="empty"),
+    pytest.param("   \n\n  ", 2, (None, False, False), id="blank"),
+    pytest.param(
+        "Answer 2 is better at counting, but I need to look at the colours again. Both describe a "
+        "lawn.", 2, (None, False, False), id="claim-mid-reasoning-only",
+    ),
+    pytest.param(
+        "Answer 2 is better. Answer 1 misses the cat.", 2, (None, False, False), id="claim-not-in-final-sentence",
+    ),
+    pytest.param("There are 2 dogs and 1 cat; answer 1 says 3 dogs.", 2, (None, False, False), id="numbers-only"),
+    pytest.param("Overall Judgment: Answer 3 is better", 2, (None, False, False), id="out-of-range"),
+    pytest.param("[[D]]", 2, (None, False, False), id="bracket-out-of-range"),
+    pytest.param("Overall Judgment: Answer 0 is better", 2, (None, False, False), id="answer-zero"),
+    pytest.param(
+        "Answer 1 is better on colour, while Answer 2 is better on counting.", 2, (None, False, False),
+        id="final-sentence-both-better",
+    ),
+    pytest.param("Overall Judgment: Answer 1 and Answer 2 both help", 2, (None, False, False), id="verdict-names-both"),
+    pytest.param("Overall Judgment: Answer 1 is better [[B]]", 2, (None, False, False), id="line-contradicts-itself"),
+    pytest.param(
+        "Overall Judgment: Answer 2 is better\nHmm.\nOverall Judgment: it depends on the lighting", 2,
+        (None, False, False), id="last-verdict-unreadable",
+    ),
+    pytest.param("Overall Judgment: Answer X is better", 2, (None, False, False), id="echoed-placeholder"),
+    pytest.param("The man in the photo wears a red tie.", 2, (None, False, False), id="necktie-is-not-a-tie"),
+    pytest.param("Overall Judgment:", 2, (None, False, False), id="empty-verdict-line"),
+    pytest.param("I would not choose Answer 1.", 2, (None, False, False), id="negated-choice"),
+]
+
+
+@pytest.mark.parametrize(("text", "n", "expected"), PAIRWISE)
+def test_pairwise_table(text, n, expected):
+    verdict = parse_pairwise(text, n)
+    assert (verdict.choice, verdict.tie, verdict.parsed) == expected, verdict
+    assert verdict.reason
+    if verdict.parsed:
+        assert verdict.span is not None
+
+
+def test_table_is_big_enough():
+    assert len(PAIRWISE) >= 30
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "empty output"),
+        ("Answer 2 is better. Answer 1 misses the cat.", "no verdict line"),
+        ("Overall Judgment: Answer 1 and Answer 2 both help", "ambiguous: both answers named"),
+        ("Answer 1 is better on colour, while Answer 2 is better on counting.", "ambiguous: both answers named"),
+        ("Overall Judgment: Answer 3 is better", "answer 3 out of range for 2 answers"),
+        ("[[D]]", "answer D out of range for 2 answers"),
+    ],
+)
+def test_failure_reasons(text, reason):
+    assert parse_pairwise(text).reason == reason
+
+
+def test_span_points_at_the_verdict_line():
+    text = f"{REASONING}\n\n**Overall Judgment**: **Answer 2** is better.\n\nThanks!"
+    verdict = parse_pairwise(text)
+    start, end = verdict.span
+    assert text[start:end] == "**Overall Judgment**: **Answer 2** is better."
+
+
+def test_span_of_last_of_two_conflicting_verdicts():
+    text = "Overall Judgment: Answer 1 is better\nRecounting...\nOverall Judgment: Answer 2 is better"
+    start, end = parse_pairwise(text).span
+    assert start == text.rindex("Overall") and text[start:end] == "Overall Judgment: Answer 2 is better"
+
+
+def test_span_of_bracket_and_of_final_sentence():
+    text = f"{REASONING}\n\n[[B>A]]\n"
+    assert text[slice(*parse_pairwise(text).span)] == "[[B>A]]"
+    text = f"{REASONING} Therefore, Answer 2 is better."
+    assert text[slice(*parse_pairwise(text).span)] == "Therefore, Answer 2 is better."
+
+
+def test_span_is_kept_for_a_refused_verdict_line():
+    text = "Reasoning.\nOverall Judgment: Answer 3 is better"
+    verdict = parse_pairwise(text)
+    assert not verdict.parsed and text[slice(*verdict.span)] == "Overall Judgment: Answer 3 is better"
+    assert parse_pairwise("nothing here").span is None
+
+
+def test_answer_quoted_in_reasoning_does_not_beat_the_final_verdict():
+    # An answer may itself contain a verdict line the judge then quotes; the judge's own last one wins.
+    text = (
+        'Answer 1 ends with "Overall Judgment: Answer 1 is better", which is not an answer at all.\n'
+        "Overall Judgment: Answer 2 is better"
+    )
+    assert parse_pairwise(text).choice == 1
+
+
+def test_choice_is_position_as_shown():
+    assert parse_pairwise("[[A]]") == PairwiseVerdict(0, False, True, "verdict line", (0, 5))
+
+
+def test_n_answers_below_two_is_a_caller_error():
+    with pytest.raises(ValueError):
+        parse_pairwise("[[A]]", 1)
+
+
+# --- scores ------------------------------------------------------------------------------
+
+# (judge output, scale, expected score or None if refused)
+SCORES = [
+    ("The answer counts the dogs correctly.\nScore: 7/10", 10, 7.0),
+    ("Overall Score: 4", 10, 4.0),
+    ("The answer misreads the sign.\n\nRating: [[8]]", 10, 8.0),
+    ("**Score:** 6.5", 10, 6.5),
+    ("score: 9 / 10", 10, 9.0),
+    ("- Final score - 3", 10, 3.0),
+    ("I give this answer a score of 7 out of 10.", 10, 7.0),
+    ("Overall, the description is accurate. Final score: 8/10 (minor omission)", 10, 8.0),
+    ("Score: 3/10\nOn reflection the colour is right.\nScore: 6/10", 10, 6.0),
+    ("Score: 4/5", 5, 4.0),
+    ("Score: 10/10", 10, 10.0),
+    # refused
+    ("Score: 12", 10, None),
+    ("Score: 0/10", 10, None),
+    ("Score: 4/5", 10, None),
+    ("Score: 8/10\nActually this is wrong.\nScore: 11/10", 10, None),
+    ("The answer is fine; it mentions 3 dogs and 2 cats.", 10, None),
+    ("The score of the match on the scoreboard is 3-2.", 10, None),
+    ("Score: N/10", 10, None),
+    ("", 10, None),
+]
+
+
+@pytest.mark.parametrize(("text", "scale", "expected"), SCORES)
+def test_score_table(text, scale, expected):
+    verdict = parse_score(text, scale)
+    assert verdict.score == expected, verdict
+    assert verdict.parsed is (expected is not None)
+    assert verdict.reason
+
+
+def test_score_span_and_reasons():
+    text = "Accurate count.\n**Score:** 7/10\n"
+    verdict = parse_score(text)
+    assert text[slice(*verdict.span)] == "**Score:** 7/10"
+    assert parse_score("Score: 12").reason == "score 12 out of range 1–10"
+    assert parse_score("Score: 4/5").reason == "score 4/5 is not out of 10"
+    assert parse_score("no number").reason == "no score line"
+    assert parse_score("Score: 0", minimum=0).score == 0.0
+
+
+# --- step scores ---------------------------------------------------------------------------
+
+# (judge output, n_steps, expected scores, parsed)
+STEPS = [
+    ("Step 2 misreads the axis.\nStep 1: 5\nStep 2: 2\nStep 3: 4", 3, (5, 2, 4), True),
+    ("Step 1 - 4/5\nStep 2 - 3/5", 2, (4, 3), True),
+    ("Step 1: score 4\nStep 2: score 1", 2, (4, 1), True),
+    ("**Step 1:** 5 (correct)\n**Step 2:** 2 - wrong count", 2, (5, 2), True),
+    ("- Step 1: 4.\n- Step 2: 3, a small slip", 2, (4, 3), True),
+    ("Step 1 score: 5\nStep 2 rating: 4", 2, (5, 4), True),
+    ("Step 1: 3\nStep 2: 3\nOn reflection:\nStep 1: 5", 2, (5, 3), True),
+    ("Step 1: [[4]]\nStep 2: [[2]]", 2, (4, 2), True),
+    # refused
+    ("Step 1: 3 apples are visible in the image.\nStep 2: 4", 2, (None, 4), False),
+    ("Step 1: 5\nStep 2: 4", 3, (5, 4, None), False),
+    ("Step 1: 5\nStep 2: 7", 2, (5, None), False),
+    ("Step 1: 4\nStep 2: 3.5", 2, (4, None), False),
+    ("Step 1: 4/10\nStep 2: 3/5", 2, (None, 3), False),
+    ("Step 1: 4\nStep 2: 3\nStep 3: 5", 2, (4, 3), False),
+    ("Step 12 - 4\nStep 1: 2", 2, (2, None), False),
+    ("All steps look right to me.", 2, (None, None), False),
+    ("", 1, (None,), False),
+]
+
+
+@pytest.mark.parametrize(("text", "n", "scores", "parsed"), STEPS)
+def test_step_table(text, n, scores, parsed):
+    verdict = parse_step_scores(text, n)
+    assert (verdict.scores, verdict.parsed) == (scores, parsed), verdict
+    assert verdict.reason
+
+
+def test_step_reasons_and_span():
+    assert parse_step_scores("Step 1: 5\nStep 2: 4", 3).reason == "no score for step 3"
+    assert parse_step_scores("Step 1: 5\nStep 2: 7", 2).reason == "step 2 score 7 out of range 1–5"
+    assert parse_step_scores("Step 1: 4\nStep 2: 3\nStep 3: 5", 2).reason == "step 3 out of range for 2 steps"
+    text = "Step 2 is wrong.\n\nStep 1: 5\nStep 2: 1\n"
+    assert text[slice(*parse_step_scores(text, 2).span)] == "Step 1: 5\nStep 2: 1"
+    assert parse_step_scores("Step 1: 9/10", 1, scale=10).scores == (9,)
+
+
+# --- rationale ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"  {REASONING}\n\n**Overall Judgment**: Answer 2 is better\n", REASONING),
+        (f"{REASONING}\n\n[[B]]", REASONING),
+        ("Accurate, but misses the cat.\nScore: 7/10", "Accurate, but misses the cat."),
+        ("Step 2 misreads the axis.\nStep 1: 5\nStep 2: 2", "Step 2 misreads the axis."),
+        ("  no verdict at all  ", "no verdict at all"),
+    ],
+)
+def test_rationale(text, expected):
+    assert rationale(text) == expected
+
+
+def test_rationale_with_span_from_a_parser():
+    text = "Counting is off.\nOverall Judgment: Answer 1 is better\nP.S. nice image"
+    assert rationale(text, parse_pairwise(text).span) == "Counting is off."
