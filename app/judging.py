@@ -184,6 +184,8 @@ class JudgeSession:
         n = len(item.responses)
         cfg = self.config
         if cfg.mode == "pairwise":
+            if n < 2:
+                return []  # a single (step-wise) response has nothing to compare with
             plan = sample_orders(item.ext_id, n, cfg.k, cfg.both_orders, cfg.seed)
         else:  # one generation per response per sample
             plan = [(j * n + r, (r,)) for j in range(cfg.k) for r in range(n)]
@@ -252,14 +254,17 @@ class JudgeSession:
             images, frames = self._media(item)
         except MediaError as exc:
             return f"media: {exc}"
-        if cfg.mode == "pairwise":
-            prompt = render_pairwise(self.template, item.prompt, [item.responses[i].text for i in unit.order])
-        elif cfg.mode == "pointwise":
-            prompt = render_pointwise(self.template, item.prompt, item.responses[unit.order[0]].text)
-        else:
-            response = item.responses[unit.order[0]]
-            steps = [s.text for s in response.steps] or [response.text]
-            prompt = render_steps(self.template, item.prompt, steps)
+        try:
+            if cfg.mode == "pairwise":
+                prompt = render_pairwise(self.template, item.prompt, [item.responses[i].text for i in unit.order])
+            elif cfg.mode == "pointwise":
+                prompt = render_pointwise(self.template, item.prompt, item.responses[unit.order[0]].text)
+            else:
+                response = item.responses[unit.order[0]]
+                steps = [s.text for s in response.steps] or [response.text]
+                prompt = render_steps(self.template, item.prompt, steps)
+        except ValueError as exc:
+            return f"prompt: {exc}"
         seed = None if cfg.temperature == 0 else (cfg.seed * 1_000_003 + item.id * 101 + unit.sample_idx)
         return JudgeRequest(prompt=prompt, images=tuple(images), video_frames=tuple(f.image for f in frames),
                             max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=seed)
