@@ -285,20 +285,20 @@ class JudgeSession:
         """Parse a generation into a stored verdict (choice as a response index)."""
         assert self.run is not None
         text, cfg = gen.text, self.config
-        choice, scores, parsed = None, None, False
+        choice, scores, parsed, span = None, None, False, None
         if gen.error is None:
             if cfg.mode == "pairwise":
                 v = parse_pairwise(text, len(unit.order))
-                parsed = v.parsed
+                parsed, span = v.parsed, v.span
                 choice = unit.order[v.choice] if v.parsed and v.choice is not None else None
             elif cfg.mode == "pointwise":
                 s = parse_score(text)
-                parsed, scores = s.parsed, (s.score,)
+                parsed, scores, span = s.parsed, (s.score,), s.span
                 choice = unit.order[0] if s.parsed else None
             else:
                 n_steps = len(unit.item.responses[unit.order[0]].steps) or 1
                 st = parse_step_scores(text, n_steps)
-                parsed, scores, choice = st.parsed, tuple(st.scores), unit.order[0]
+                parsed, scores, choice, span = st.parsed, tuple(st.scores), unit.order[0], st.span
         media = dict(gen.media_sent)
         if request is not None:
             media.setdefault("images", [list(img.size) for img in request.images])
@@ -309,7 +309,7 @@ class JudgeSession:
         return VerdictRecord(
             run_id=self.run.id, item_id=unit.item.id, sample_idx=unit.sample_idx, order_shown=unit.order,
             raw_output=text, choice=choice, scores=scores, parsed=parsed,
-            rationale=rationale(text) if text else None, tokens_in=gen.tokens_in, tokens_out=gen.tokens_out,
+            rationale=rationale(text, span) if text else None, tokens_in=gen.tokens_in, tokens_out=gen.tokens_out,
             latency_s=gen.latency_s, error=gen.error, media_sent=media,
         )
 

@@ -44,21 +44,31 @@ def verdict(ok: bool) -> str:
 # -- memory --------------------------------------------------------------------------------
 
 
+def _proc_status_mb(key: str) -> float | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process (``ru_maxrss`` is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak resident set size of this process image: VmHWM, which starts afresh at exec.
+
+    (``ru_maxrss`` does not: a child inherits its parent's high-water mark across
+    fork+exec, so a child of a big parent would report the parent's peak.)
+    """
+    peak = _proc_status_mb("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def rss_mb() -> float:
     """Current resident set size (VmRSS), or the peak where /proc is not available."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return peak_rss_mb()
+    now = _proc_status_mb("VmRSS")
+    return now if now is not None else peak_rss_mb()
 
 
 # -- Qt: waiting for paints without starving the media worker ---------------------------------
@@ -100,7 +110,7 @@ def paint_watch(app, widget):
                 self._app, self._widget, self._armed = app, widget, False
                 widget.installEventFilter(self)
 
-            def eventFilter(self, obj, event):  # noqa: N802 (Qt API)
+            def eventFilter(self, obj, event):
                 kind = event.type()
                 if kind == paint:
                     if obj is self._widget:
@@ -176,8 +186,11 @@ def wrap_timed(obj, name: str, bucket: dict[str, float], key: str | None = None)
 
 # -- fixtures ------------------------------------------------------------------------------
 
-WORDS = ("the a red blue green circle square there are two three four left right of image shows "
-         "count object text sign person table answer because first second visible near small large").split()
+WORDS = (
+    "the", "a", "red", "blue", "green", "circle", "square", "there", "are", "two", "three", "four", "left", "right",
+    "of", "image", "shows", "count", "object", "text", "sign", "person", "table", "answer", "because", "first",
+    "second", "visible", "near", "small", "large",
+)
 CATEGORIES = ("general", "hallucination", "reasoning")
 
 

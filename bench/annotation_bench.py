@@ -29,21 +29,21 @@ import os
 
 os.environ["QT_QPA_PLATFORM"] = "offscreen"  # before any Qt import; child processes inherit it
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import shutil  # noqa: E402
-import sqlite3  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from pathlib import Path  # noqa: E402
+import argparse
+import json
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _bench_util import (  # noqa: E402
+from _bench_util import (
     EventPump,
     build_large_project,
     make_item,
@@ -51,8 +51,8 @@ from _bench_util import (  # noqa: E402
     ms,
     ms_list,
     paint_watch,
-    peak_rss_mb,
     pct,
+    peak_rss_mb,
     qt_app,
     rss_mb,
     verdict,
@@ -63,6 +63,7 @@ from _bench_util import (  # noqa: E402
 SECTIONS = ("cold", "next", "commit", "large")
 ANNOTATOR = "bench"
 RARE_WORD = "zebra"  # planted in 1 % of the large project's prompts
+LARGE_BUDGET_S = 240  # no further large-project run starts after this (keeps a full run near 10 min)
 TEXT_QUERIES = ((RARE_WORD, "1 % of items"), ("qwertyuiop", "no match"), ("circle", "most items"))
 HEAVY_MODULES = ("torch", "transformers", "cv2", "pandas", "pyarrow", "numpy", "PIL")
 
@@ -93,7 +94,7 @@ QUICK = Sizes(cold_runs=2, next_items=8, next_steps=6, next_passes=1, commit_lab
 
 _CHILD_COMMON = r"""
 import time; T0 = time.perf_counter()
-import json, os, resource, sys
+import json, os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtCore import QEvent, QEventLoop, QObject, QTimer
 from PySide6.QtWidgets import QApplication
@@ -111,11 +112,10 @@ def wait(condition):
     if not condition():
         sys.exit("timed out waiting for the first paint")
 def report(**extra):
-    with open("/proc/self/status") as fh:
-        rss = next(int(l.split()[1]) for l in fh if l.startswith("VmRSS:")) / 1024
-    print(json.dumps(dict(t0=T0, t_import=T_IMPORT, t_painted=T_PAINTED, rss_mb=rss,
-                          peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                          modules=len(sys.modules), **extra)), flush=True)
+    with open("/proc/self/status") as fh:  # VmHWM, not ru_maxrss: that one is inherited across fork+exec
+        status = {l.split(":")[0]: int(l.split()[1]) / 1024 for l in fh if l.startswith(("VmRSS:", "VmHWM:"))}
+    print(json.dumps(dict(t0=T0, t_import=T_IMPORT, t_painted=T_PAINTED, rss_mb=status["VmRSS"],
+                          peak_rss_mb=status["VmHWM"], modules=len(sys.modules), **extra)), flush=True)
 """
 
 BARE_CHILD = _CHILD_COMMON + r"""
@@ -161,7 +161,7 @@ os._exit(0)
 def run_child(args: list[str], timeout: float = 300) -> tuple[dict, float]:
     """Run ``python ARGS``; returns (its last JSON line, perf_counter() just before the spawn)."""
     spawned = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([sys.executable, *args], check=False, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"child failed ({proc.returncode}): {' '.join(args[:3])}\n{proc.stderr[-3000:]}")
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -244,11 +244,10 @@ def _next_pass(app, pump, project: Path, annotator: str, steps: int, prefetch: b
                costs: dict | None = None) -> list[dict]:
     """Open a window with a fresh cache and step through ``steps`` items with move(1);
     with ``costs``, fill it with :func:`_repaint_costs` at the end."""
-    from PySide6.QtWidgets import QGraphicsView
-
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
     from pairscope.app.store import Store
+    from PySide6.QtWidgets import QGraphicsView
 
     controller = AnnotationController(Store.open(project), annotator)
     if not prefetch:  # the window still asks for neighbours; the controller drops them
@@ -339,7 +338,7 @@ def section_next(sizes: Sizes, work: Path) -> None:
 
     raw_med = median(raw)
     mb = median(p.stat().st_size for p in used) / 1e6
-    print(f"== next item: move(1) → next {Image_size(photos[0])} JPEG painted ({len(used)} files, median {mb:.1f} MB, "
+    print(f"== next item: move(1) → next {describe_image(photos[0])} JPEG painted ({len(used)} files, median {mb:.1f} MB, "
           f"made in {made:.0f} s; {sizes.next_steps} steps × {sizes.next_passes} passes; p95 by nearest rank)")
     print(f"raw decode:   median {ms(raw_med)}  (open_image → {shown_size[0]}×{shown_size[1]}; "
           f"+ pil_to_qimage {ms(median(converted))})")
@@ -368,7 +367,7 @@ def section_next(sizes: Sizes, work: Path) -> None:
             print(f"target ≤ 1.5x raw decode: {verdict(ratio <= 1.5)}")
 
 
-def Image_size(path: Path) -> str:  # noqa: N802 - reads like the thing it prints
+def describe_image(path: Path) -> str:
     from PIL import Image
 
     with Image.open(path) as img:
@@ -470,22 +469,27 @@ def child_large(path: Path, reps: int, positions: int) -> None:
     """In a fresh process: open the window on ``path``, filter, scroll; print one JSON line."""
     checkpoints = {"start": rss_mb()}
     app = qt_app()
-    from PySide6.QtWidgets import QGraphicsView  # noqa: F401 - part of what the window imports anyway
-
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
     from pairscope.app.store import Store
     from pairscope.app.store.items import _filter_sql  # for EXPLAIN QUERY PLAN only
+    from PySide6.QtWidgets import QGraphicsView  # noqa: F401 - part of what the window imports anyway
 
     checkpoints["imports"] = rss_mb()
     pump = EventPump(app)
     out: dict = {}
 
+    opening: dict[str, float] = {}
     start = time.perf_counter()
     controller = AnnotationController(Store.open(path), ANNOTATOR)
+    for name in ("categories", "resume_row", "progress", "row_count", "page"):
+        wrap_timed(controller, name, opening)
     window = MainWindow(controller)
     window.resize(1600, 1000)
     out["construct_s"] = time.perf_counter() - start
+    for name in ("categories", "resume_row", "progress", "row_count", "page"):
+        delattr(controller, name)  # unwrap
+    out["opening"] = opening
     table_paints = paint_watch(app, window.table.viewport())
     window.show()
     out["open_s"] = pump.until(lambda: table_paints.count > 0, what="the table", watch=table_paints) - start
@@ -567,7 +571,7 @@ def child_large(path: Path, reps: int, positions: int) -> None:
         window.table.select_row(row)
         sync = time.perf_counter() - begin
         sync_parts = dict(parts)
-        end = pump.until(lambda: table_paints.count > before, what="the scrolled table", watch=table_paints)
+        end = pump.until(lambda before=before: table_paints.count > before, what="the scrolled table", watch=table_paints)
         scroll.append({"row": row, "total": end - begin, "sync": sync, "page": parts.get("page", 0.0),
                        "page_sync": sync_parts.get("page", 0.0)})
         pump.idle(0.05)
@@ -596,7 +600,11 @@ def section_large(sizes: Sizes, work: Path) -> None:
     bare = [bare_window_child() for _ in range(3)]
     runs = []
     copy = work / "large-run.pairscope"
+    started = time.perf_counter()
     for _ in range(sizes.large_runs):
+        if runs and time.perf_counter() - started > LARGE_BUDGET_S:
+            print(f"(stopping after {len(runs)} of {sizes.large_runs} runs: over the {LARGE_BUDGET_S} s budget)")
+            break
         for p in work.glob("large-run.pairscope*"):
             p.unlink()
         shutil.copyfile(project, copy)  # each run starts from the same state (no display orders drawn)
@@ -611,7 +619,7 @@ def section_large(sizes: Sizes, work: Path) -> None:
         return median(list(values))
 
     n = sizes.large_items
-    print(f"== large project: {n:,} items, 30 % labeled by the annotator ({sizes.large_runs} runs in fresh processes,"
+    print(f"== large project: {n:,} items, the first 30 % labeled by the annotator ({len(runs)} runs in fresh processes,"
           f" each on a fresh copy; {sizes.filter_reps} reps per filter)")
     if built:
         print(f"fixture:     add_items {built['build_s']:.1f} s, {built['labeled']:,} labels {built['label_s']:.1f} s,"
@@ -621,8 +629,11 @@ def section_large(sizes: Sizes, work: Path) -> None:
     print(f"open:        store + MainWindow + show → first rows painted: median {m(r['open_s'] for r in runs):.2f} s"
           f"  runs {[round(r['open_s'], 2) for r in runs]} (MainWindow() {m(r['construct_s'] for r in runs):.2f} s;"
           f" resume row {runs[0]['resume_row']:,} of {runs[0]['rows']:,})")
+    opening = runs[0]["opening"]
+    print("    in MainWindow(): " + ", ".join(f"{k} {m(r['opening'].get(k, 0) for r in runs):.2f} s" for k in opening)
+          + " (resume_row → store.first_unlabeled)")
     worst_key, worst = None, 0.0
-    bare_like = m(x for r in runs for x in r["bare"][RARE_WORD])
+    bare_like = m(x for r in runs for q, _w in TEXT_QUERIES for x in r["bare"][q])
     for key in runs[0]["filters"]:
         samples = [s for r in runs for s in r["filters"][key]]
         apply_ = m(s["apply"] for s in samples)
@@ -641,7 +652,7 @@ def section_large(sizes: Sizes, work: Path) -> None:
               f" bare {'LIKE' if kind == 'text' else 'NOT IN'} count {ms(base)} → {apply_ / base:.1f}x")
     clears = [s for r in runs for s in r["clears"]]
     print(f"clear filter: apply_filter median {ms(m(s['apply'] for s in clears))} (back to {clears[0]['rows']:,} rows)")
-    print(f"baseline:    SELECT count(*) FROM items WHERE prompt LIKE '%{RARE_WORD}%': median {ms(bare_like)}")
+    print(f"baseline:    SELECT count(*) FROM items WHERE prompt LIKE ? (the three words): median {ms(bare_like)}")
     print(f"ratio:       worst filter ({worst_key}) {worst / bare_like:.2f}x baseline")
     for key, plan in runs[0]["plans"].items():
         print(f"query plan ({key} filter count): " + " | ".join(plan))

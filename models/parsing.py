@@ -13,7 +13,10 @@ Pairwise conventions (positions are as shown to the judge; ``Answer 1`` → 0):
 - ``[[A]]``, ``[[B]]``, … and ``[[1]]``, ``[[2]]``, … name a position. With two answers
   ``[[C]]`` means a tie (the MT-Bench convention); with three or more it means Answer 3.
   ``[[A>B]]``, ``[[A>>B]]``, ``[[B<A]]`` (Arena-Hard) name the winner; ``[[A=B]]`` and
-  ``[[tie]]`` are ties.
+  ``[[tie]]`` are ties. ``\\boxed{2}`` names Answer 2; a boxed number beyond the answers is
+  taken for a math result and ignored.
+- In a verdict line, tie words (Tie, equal, neither, …) make a tie unless the line names a
+  single answer before them ("Answer 2, as the counts are not equal").
 - Without an explicit verdict only the final sentence of the last line counts, and only as a
   claim ("Answer 2 is better", "I prefer Response 1") or a bare tie ("Tie.", "It's a tie.").
 - A verdict naming two different answers is ambiguous; a position beyond ``n_answers`` is out
@@ -93,41 +96,56 @@ _NOUN = r"(?:answer|response|assistant|output|candidate|option)"
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth")
 # Letters must be capitals so "an answer a user..." never names a position.
 _REF = (
-    rf"(?:{_NOUN}\s*[#(]?\s*(?P<num>\d+|(?-i:[A-Z]))(?![A-Za-z0-9])"
-    rf"|(?P<ord>{'|'.join(_ORDINALS)})\s+(?:{_NOUN}|one)\b)"
+    rf"(?:{_NOUN}\s*+[#(]?\s*+(?P<num>\d+|(?-i:[A-Z]))(?![A-Za-z0-9])"
+    rf"|(?P<ord>{'|'.join(_ORDINALS)})\s++(?:{_NOUN}|one)\b)"
 )
-_ADVERBS = r"(?:(?:clearly|slightly|much|significantly|far|overall|definitely|marginally|somewhat|noticeably|the|a\s+bit)\s+)*"
-_BETTER = r"(?:better|superior|preferred|preferable|stronger|more\s+accurate|more\s+correct|more\s+helpful|the\s+winner|wins)\b"
-_WORSE = r"(?:worse|inferior|weaker|less\s+accurate|less\s+correct)\b"
-_VERB = r"(?:(?:is|was|seems|appears|remains|would\s+be)\s+(?:to\s+be\s+)?)?"
+_ADVERBS = (
+    r"(?:(?:clearly|slightly|much|significantly|far|overall|definitely|marginally|somewhat|noticeably"
+    r"|the|a\s++bit)\s++)*"
+)
+_BETTER = (
+    r"(?:better|superior|preferred|preferable|stronger|more\s++accurate|more\s++correct|more\s++helpful"
+    r"|the\s++winner|wins)\b"
+)
+_WORSE = r"(?:worse|inferior|weaker|less\s++accurate|less\s++correct)\b"
+_VERB = r"(?:(?:is|was|seems|appears|remains|would\s++be)\s++(?:to\s++be\s++)?)?"
 _CLAIMS = (
-    re.compile(rf"{_REF}\s*\)?\s*(?:{_VERB}{_ADVERBS}{_BETTER}|(?:is|was|would\s+be)\s+{_ADVERBS}best\b)", re.I),
-    re.compile(rf"\b(?:better|best|preferred|superior|stronger|winning)\s+(?:{_NOUN}|one)?\s*(?:is|would\s+be|[:=\-])?\s*(?:clearly\s+)?(?:the\s+)?{_REF}", re.I),
-    re.compile(rf"\b(?:prefer|choose|pick|select|favou?r)\s+(?:the\s+)?{_REF}", re.I),
+    re.compile(rf"{_REF}\s*+\)?\s*+(?:{_VERB}{_ADVERBS}{_BETTER}|(?:is|was|would\s++be)\s++{_ADVERBS}best\b)", re.I),
+    re.compile(
+        rf"\b(?:better|best|preferred|superior|stronger|winning)\s++(?:{_NOUN}|one)?\s*+"
+        rf"(?:is|would\s++be|[:=\-])?\s*+(?:clearly\s++)?(?:the\s++)?{_REF}",
+        re.I,
+    ),
+    re.compile(rf"\b(?:prefer|choose|pick|select|favou?r)\s++(?:the\s++)?{_REF}", re.I),
 )
-_WORSE_CLAIM = re.compile(rf"{_REF}\s*\)?\s*{_VERB}{_ADVERBS}{_WORSE}", re.I)
+_WORSE_CLAIM = re.compile(rf"{_REF}\s*+\)?\s*+{_VERB}{_ADVERBS}{_WORSE}", re.I)
 _REF_ANY = re.compile(_REF, re.I)
-_NEGATED = re.compile(r"\b(?:not|nor|neither|no)\s+(?:the\s+)?$|n't\s+$", re.I)
-_BRACKET = re.compile(r"\[\[\s*(?:(?P<one>[A-Za-z]|\d+|tie)|(?P<l>[A-Za-z])\s*(?P<op>>>|>|<<|<|=)\s*(?P<r>[A-Za-z]))\s*\]\]", re.I)
+_NEGATED = re.compile(r"\b(?:not|nor|neither|no)\s++(?:the\s++)?$|n't\s++$", re.I)
+_BRACKET = re.compile(
+    r"\[\[\s*+(?:(?P<one>[A-Za-z]|\d+|tie)|(?P<l>[A-Za-z])\s*+(?P<op>>>|>|<<|<|=)\s*+(?P<r>[A-Za-z]))\s*+\]\]", re.I
+)
 _BOXED = re.compile(r"\\boxed\{(?P<body>(?:[^{}]|\{[^{}]*\})*)\}")
-_BARE = re.compile(rf"[\s\[\](){{}}.:!\"'\\]*(?:{_NOUN}\s*)?(?P<tok>\d+|[A-Za-z])[\s\[\](){{}}.:!\"']*", re.I)
-_TIE = re.compile(r"\b(?:tie|tied|draw|equal|equally|neither|no\s+clear\s+winner|same\s+quality)\b", re.I)
+_BARE = re.compile(rf"[\s\[\](){{}}.:!\"'\\]*(?:{_NOUN}\s*+)?(?P<tok>\d+|[A-Za-z])[\s\[\](){{}}.:!\"']*", re.I)
+_TIE = re.compile(r"\b(?:tie|tied|draw|equal|equally|neither|no\s++clear\s++winner|same\s++quality)\b", re.I)
 _TIE_ONLY = re.compile(
-    r"\W*(?:(?:so|thus|therefore|overall|in\s+conclusion|verdict)\W*)?"
-    r"(?:(?:(?:it|this|that)(?:'s|\s+is)|the\s+result\s+is)\s+a\s+)?(?:tie|draw)\W*"
-    rf"|.*\b(?:(?:both|the\s+two)\s+(?:{_NOUN}s)\s+are\s+equally\s+\w+|neither\s+{_NOUN}\s+is\s+better)\b\W*",
+    r"\W*(?:(?:so|thus|therefore|overall|in\s++conclusion|verdict)\W*)?"
+    r"(?:(?:(?:it|this|that)(?:'s|\s++is)|the\s++result\s++is)\s++a\s++)?(?:tie|draw)\W*"
+    rf"|.*\b(?:(?:both|the\s++two)\s++(?:{_NOUN}s)\s++are\s++equally\s++\w+|neither\s++{_NOUN}\s++is\s++better)\b\W*",
     re.I,
 )
 _LABELS = (
-    r"(?:overall\s+judge?ment|final\s+judge?ment|(?:final\s+|overall\s+)?verdict|final\s+answer"
-    rf"|final\s+decision|final\s+choice|(?:better|preferred)\s+{_NOUN}|winner)"
+    r"(?:overall\s++judge?ment|final\s++judge?ment|(?:final\s++|overall\s++)?verdict|final\s++answer"
+    rf"|final\s++decision|final\s++choice|(?:better|preferred)\s++{_NOUN}|winner)"
 )
 _LABEL_LINE = re.compile(
-    rf"^[ \t>#\-+•\d.)]*(?:(?:my|the|our)\s+)?{_LABELS}[ \t]*(?:[:：=\-–—]|\bis\b|(?=\n)|$)[ \t]*(?P<rest>[^\n]*)",
+    rf"^[ \t>#\-+•\d.)]*+(?:(?:my|the|our)\s++)?{_LABELS}"
+    r"[ \t]*+(?:[:：=\-–—]|\bis\b|(?=\n)|$)[ \t]*+(?P<rest>[^\n]*)",
     re.I | re.M,
 )
+_NEXT_LINE = re.compile(r"[ \t]*+(?:\n[ \t]*+)+(?P<line>[^\n]*)")
 _LABEL_STRONG = re.compile(
-    r"\b(?:overall\s+judge?ment|final\s+judge?ment|final\s+verdict)[ \t]*(?:[:：=]|\bis\b)[ \t]*(?P<rest>[^\n]*)", re.I
+    r"\b(?:overall\s++judge?ment|final\s++judge?ment|final\s++verdict)[ \t]*+(?:[:：=]|\bis\b)[ \t]*+(?P<rest>[^\n]*)",
+    re.I,
 )
 
 
@@ -153,7 +171,9 @@ def _index(tok: str) -> int | str:
 def _label(tok: str) -> str:
     if tok == "tie":
         return "a tie"
-    return f"answer {_index(tok) + 1}" if tok.lower() in _ORDINALS else f"answer {tok.upper()}"  # type: ignore[operator]
+    if tok.lower() in _ORDINALS:
+        return f"answer {_ORDINALS.index(tok.lower()) + 1}"
+    return f"answer {tok.upper()}"
 
 
 def _ref_token(m: re.Match) -> str:
@@ -193,7 +213,8 @@ def _resolve(tokens: list[str], n: int) -> _Reading:
     if len(by_index) > 1:
         if n == 2 and set(by_index) == {0, 1}:
             return _Reading(error="ambiguous: both answers named")
-        return _Reading(error="ambiguous: " + " and ".join(_label(t) for t in dict.fromkeys(by_index.values())) + " named")
+        named = " and ".join(_label(t) for t in by_index.values())
+        return _Reading(error=f"ambiguous: {named} named")
     (key, tok), = by_index.items()
     if key == "tie":
         return _Reading(tie=True)
@@ -219,12 +240,17 @@ def _interpret(segment: str, n: int, *, explicit: bool) -> _Reading | None:
     worse = {_index(_ref_token(m)) for m in _WORSE_CLAIM.finditer(segment)}
     if n == 2 and len(worse) == 1 and worse <= {0, 1}:
         return _Reading(choice=1 - worse.pop())  # type: ignore[operator]
-    if _TIE.search(segment) if explicit else _TIE_ONLY.fullmatch(segment):
+    if not explicit:
+        return _Reading(tie=True) if _TIE_ONLY.fullmatch(segment) else None
+    refs = list(_REF_ANY.finditer(segment))
+    tie = _TIE.search(segment)
+    # "Tie: Answer 1 and Answer 2 are equally good" is a tie; "Answer 2, as the counts are not
+    # equal" names one answer first and is not.
+    if tie and (len({_index(_ref_token(m)) for m in refs}) != 1 or tie.start() < refs[0].start()):
         return _Reading(tie=True)
-    if explicit:
-        refs = [_ref_token(m) for m in _REF_ANY.finditer(segment)]
-        return _resolve(refs, n) if refs else _Reading(error="verdict line not understood")
-    return None
+    if refs:
+        return _resolve([_ref_token(m) for m in refs], n)
+    return _Reading(error="verdict line not understood")
 
 
 def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading]]:
@@ -234,7 +260,7 @@ def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading
             start, end = m.start(), m.end()
             rest = m.group("rest")
             if not rest.strip():  # a label alone on its line: the verdict is on the next line
-                nxt = re.compile(r"\s*\n[ \t]*(?P<line>[^\n]*\S[^\n]*)").match(text, m.end())
+                nxt = _NEXT_LINE.match(text, m.end())
                 if nxt:
                     rest, end = nxt.group("line"), nxt.end()
             if pattern is _LABEL_LINE:
@@ -250,14 +276,14 @@ def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading
 
 
 def _final_sentence(text: str) -> tuple[int, int] | None:
-    lines = [m for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
-    if not lines:
+    body = text.rstrip()
+    if not body:
         return None
-    line = lines[-1]
-    start = line.start()
-    for b in re.finditer(r"(?<=[.!?])\s+(?=\S)", line.group(0)):
-        start = line.start() + b.end()
-    return start, line.end()
+    line_start = body.rfind("\n") + 1
+    start = line_start
+    for b in re.finditer(r"(?<=[.!?])\s++(?=\S)", body[line_start:]):
+        start = line_start + b.end()
+    return start, len(body)
 
 
 def parse_pairwise(text: str, n_answers: int = 2) -> PairwiseVerdict:
@@ -288,17 +314,23 @@ def parse_pairwise(text: str, n_answers: int = 2) -> PairwiseVerdict:
 # --- scores --------------------------------------------------------------------------------
 
 _NUM = r"\d+(?:\.\d+)?(?!\.?\d)"
-_OF = rf"(?:\s*(?:/|out\s+of)\s*(?P<den>{_NUM}))"
-_VALUE = rf"(?:\[\[\s*(?P<v1>{_NUM})\s*\]\]|(?P<v2>{_NUM}))"
+_OF = rf"(?:\s*+(?:/|out\s++of)\s*+(?P<den>{_NUM}))"
+_VALUE = rf"(?:\[\[\s*+(?P<v1>{_NUM})\s*+\]\]|(?P<v2>{_NUM}))"
 _SCORE_PATTERNS = (
     # "Score: 7/10", "Overall Score - 4" at the start of a line
-    re.compile(rf"^[ \t>#\-+•]*(?:(?:overall|final|total)\s+)?(?:score|rating|grade)[ \t]*(?:[:：=\-–—]|\bis\b)?[ \t]*{_VALUE}{_OF}?", re.I | re.M),
+    re.compile(
+        rf"^[ \t>#\-+•]*+(?:(?:overall|final|total)\s++)?(?:score|rating|grade)"
+        rf"[ \t]*+(?:[:：=\-–—]|\bis\b)?[ \t]*+{_VALUE}{_OF}?",
+        re.I | re.M,
+    ),
     # "... Final score: 7" inside a line needs the colon
-    re.compile(rf"\b(?:score|rating|grade)[ \t]*[:：=][ \t]*{_VALUE}{_OF}?", re.I),
+    re.compile(rf"\b(?:score|rating|grade)[ \t]*+[:：=][ \t]*+{_VALUE}{_OF}?", re.I),
     # "I give it a score of 7/10" needs the denominator
-    re.compile(rf"\b(?:score|rating|rate\s+(?:it|this(?:\s+\w+)?)|grade)(?:\s+(?:of|as|at))?\s+{_VALUE}{_OF}", re.I),
+    re.compile(
+        rf"\b(?:score|rating|rate\s++(?:it|this(?:\s++\w+)?)|grade)(?:\s++(?:of|as|at))?\s++{_VALUE}{_OF}", re.I
+    ),
     # A lone "[[8]]" (MT-Bench)
-    re.compile(rf"\[\[\s*(?P<v1>{_NUM})\s*\]\]{_OF}?"),
+    re.compile(rf"\[\[\s*+(?P<v1>{_NUM})\s*+\]\]{_OF}?"),
 )
 
 
@@ -328,10 +360,10 @@ def parse_score(text: str, scale: int = 10, *, minimum: int = 1) -> ScoreVerdict
 # The score must end its line or be followed by a separator, so an echoed step such as
 # "Step 1: 3 apples are visible" is not read as a score.
 _STEP_LINE = re.compile(
-    rf"^[ \t>#\-+•]*step[ \t]*(?P<k>\d+)(?!\d)[ \t]*(?:score|rating)?[ \t]*(?:[:：=\-–—]|\bis\b)?[ \t]*"
-    rf"(?:(?:score[ds]?|rating|rated)[ \t]*(?:[:=]|of|is)?[ \t]*)?(?:\[\[[ \t]*)?(?P<v>{_NUM})(?:[ \t]*\]\])?"
-    rf"(?:[ \t]*(?:/|out\s+of)[ \t]*(?P<den>\d+))?"
-    r"(?=[ \t]*(?:[.,;:)]*[ \t]*$|[(\-–—]|[,;.][ \t]))",
+    rf"^[ \t>#\-+•]*+step[ \t]*+(?P<k>\d+)(?!\d)[ \t]*+(?:score|rating)?[ \t]*+(?:[:：=\-–—]|\bis\b)?[ \t]*+"
+    rf"(?:(?:score[ds]?|rating|rated)[ \t]*+(?:[:=]|of|is)?[ \t]*+)?(?:\[\[[ \t]*+)?(?P<v>{_NUM})(?:[ \t]*+\]\])?"
+    rf"(?:[ \t]*+(?:/|out\s++of)[ \t]*+(?P<den>\d+))?"
+    r"(?=[ \t]*+(?:[.,;:)]*[ \t]*+$|[(\-–—]|[,;.][ \t]))",
     re.I | re.M,
 )
 

@@ -65,6 +65,12 @@ PAIRWISE = [
         id="tie-sentence",
     ),
     pytest.param("Both answers are equally accurate.", 2, (None, True, True), id="equally-accurate"),
+    pytest.param(
+        "Overall Judgment: Tie, Answer 1 and Answer 2 are equally good", 2, (None, True, True), id="tie-naming-both",
+    ),
+    pytest.param(
+        "Overall Judgment: Answer 2, as the dog counts are not equal", 2, (1, False, True), id="equal-not-a-tie",
+    ),
     pytest.param(f"{REASONING} Therefore, Answer 2 is better.", 2, (1, False, True), id="final-sentence"),
     pytest.param(f"{REASONING}\n\nResponse 2 is better.", 2, (1, False, True), id="response-k"),
     pytest.param(f"{REASONING}\n\nI prefer Answer 2.", 2, (1, False, True), id="prefer"),
