@@ -40,7 +40,7 @@ class RunSummary:
         def pct(x):
             return "n/a" if x is None else f"{100 * x:.1f}%"
 
-        text = (f"{self.items} items judged; vs dataset reference ({self.with_reference} items): "
+        text = (f"{self.items} item{'s' if self.items != 1 else ''} judged; vs dataset reference ({self.with_reference} items): "
                 f"accuracy {pct(self.accuracy_unparsed_excluded)} (unparsed excluded), "
                 f"{pct(self.accuracy_unparsed_wrong)} (unparsed counted wrong); {self.undecided} undecided")
         if self.consistency is not None:

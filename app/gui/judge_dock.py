@@ -139,10 +139,13 @@ def _what_the_judge_saw(verdicts: list[VerdictRecord]) -> str:
     parts = []
     if media.get("images"):
         parts.append("images sent: " + ", ".join(f"{w}×{h}" for w, h in media["images"]))
-    if media.get("frames"):
-        w, h = media["frames"][0]
+    frames = media.get("video_frames") or media.get("frames")
+    if frames:
+        w, h = frames[0]
+        fed = " as fed to the model" if media.get("video_frames") else ""
         indices = media.get("frame_indices")
-        parts.append(f"{len(media['frames'])} frames at {w}×{h}" + (f" (frames {', '.join(str(i + 1) for i in indices)})" if indices else ""))
+        listed = f" (video frames {', '.join(str(i + 1) for i in indices)})" if indices else ""
+        parts.append(f"{len(frames)} frames at {w}×{h}{fed}{listed}")
     if media.get("processor"):
         parts.append(f"processor input: {media['processor']}")
     errors = [v.error for v in verdicts if v.error]
