@@ -92,13 +92,13 @@ class ItemBatcher:
             ranking = ref.ranking
             out.items.append((
                 item_id, item.ext_id, item.source_format, item.category, item.subset,
-                item.prompt, item.prompt_raw, item.media_kind, len(item.responses),
+                item.prompt, len(item.prompt.split()), item.prompt_raw, item.media_kind, len(item.responses),
                 orjson.dumps(ranking).decode() if ranking else None, ranking[0] if ranking else None,
                 ref.strength, ref.ground_truth, extra_json, digest, self.import_id,
                 sum(1 for m in item.media if m.path is None),
             ))
             for r in item.responses:
-                out.responses.append((item_id, r.index, r.text, r.model))
+                out.responses.append((item_id, r.index, r.text, len(r.text.split()), r.model))
                 for s_idx, step in enumerate(r.steps):
                     correct = None if step.correct is None else int(step.correct)
                     out.steps.append((item_id, r.index, s_idx, step.text, correct))
@@ -169,12 +169,13 @@ class ItemsMixin:
             return
         with self.transaction() as conn:
             conn.executemany(
-                "INSERT INTO items (id, ext_id, source_format, category, subset, prompt, prompt_raw,"
+                "INSERT INTO items (id, ext_id, source_format, category, subset, prompt, prompt_words, prompt_raw,"
                 " media_kind, n_responses, ref_ranking, ref_chosen, ref_strength, ground_truth, extra,"
-                " content_hash, import_id, missing_media) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " content_hash, import_id, missing_media) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 batch.items,
             )
-            conn.executemany("INSERT INTO responses VALUES (?,?,?,?)", batch.responses)
+            conn.executemany("INSERT INTO responses (item_id, idx, text, words, model) VALUES (?,?,?,?,?)",
+                             batch.responses)
             conn.executemany("INSERT INTO steps VALUES (?,?,?,?,?)", batch.steps)
             conn.executemany("INSERT INTO media VALUES (?,?,?,?,?,?)", batch.media)
             conn.executemany("INSERT INTO ref_error_tags VALUES (?,?,?,?,?,?)", batch.tags)

@@ -85,12 +85,12 @@ class LabelsMixin:
         with self.transaction() as conn:
             annotator_id = self.annotator_id(label.annotator)
             conn.execute(
-                "INSERT INTO labels (uuid, item_id, annotator_id, created_at, kind, outcome, ranking, strength,"
-                " error_types, discard_reasons, note, display_order, step_marks)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO labels (uuid, item_id, annotator_id, created_at, kind, outcome, ranking, preferred,"
+                " strength, error_types, discard_reasons, note, display_order, step_marks)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     stored.uuid, stored.item_id, annotator_id, stored.created_at, stored.kind, stored.outcome,
-                    json.dumps(list(stored.ranking)), stored.strength,
+                    json.dumps(list(stored.ranking)), stored.preferred, stored.strength,
                     dumps([e.__dict__ for e in stored.error_types]), json.dumps(list(stored.discard_reasons)),
                     stored.note, json.dumps(list(stored.display_order)), json.dumps([list(m) for m in stored.step_marks]),
                 ),

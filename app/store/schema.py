@@ -64,6 +64,7 @@ def _initial(conn: sqlite3.Connection) -> None:
             category      TEXT NOT NULL,
             subset        TEXT,
             prompt        TEXT NOT NULL,
+            prompt_words  INTEGER NOT NULL DEFAULT 0,
             prompt_raw    TEXT,
             media_kind    TEXT NOT NULL CHECK (media_kind IN ('none', 'image', 'video')),
             n_responses   INTEGER NOT NULL CHECK (n_responses >= 1),
@@ -81,6 +82,7 @@ def _initial(conn: sqlite3.Connection) -> None:
             item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE,
             idx     INTEGER NOT NULL,
             text    TEXT NOT NULL,
+            words   INTEGER NOT NULL DEFAULT 0,
             model   TEXT,
             PRIMARY KEY (item_id, idx)
         );  -- a rowid table: long texts make WITHOUT ROWID slower (SQLite docs, measured)
@@ -125,6 +127,7 @@ def _initial(conn: sqlite3.Connection) -> None:
             kind            TEXT NOT NULL DEFAULT 'label' CHECK (kind IN ('label', 'adjudication')),
             outcome         TEXT NOT NULL CHECK (outcome IN ('prefer', 'tie', 'both_bad', 'discard', 'unrated', 'cleared')),
             ranking         TEXT NOT NULL DEFAULT '[]',
+            preferred       INTEGER,       -- ranking[0] when outcome is 'prefer' (for statistics)
             strength        TEXT,
             error_types     TEXT NOT NULL DEFAULT '[]',
             discard_reasons TEXT NOT NULL DEFAULT '[]',

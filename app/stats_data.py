@@ -1,0 +1,113 @@
+"""Everything the statistics need, loaded from a project into numpy arrays in a few queries.
+
+Preference labels are coded per item as categories so that agreement libraries can use
+them directly: ``0 … n-1`` = that response index preferred, ``TIE`` = tie, ``BOTH_BAD`` =
+both bad, ``NaN`` = no label (or discarded). Items are in store order; every per-item array
+has one entry per item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .store import RunRecord, Store
+
+TIE = 100.0
+BOTH_BAD = 101.0
+
+
+@dataclass
+class RunData:
+    """One judge run's samples, item-aligned: ``choices[i, s]`` is the response index sample
+    ``s`` picked for item ``i`` (NaN: unparsed, error or not judged); ``first_shown[i, s]`` the
+    response shown first; ``parsed``/``judged`` are booleans of the same shape."""
+
+    run: RunRecord
+    choices: np.ndarray
+    first_shown: np.ndarray
+    parsed: np.ndarray
+    judged: np.ndarray
+
+
+@dataclass
+class StatsData:
+    item_ids: np.ndarray
+    categories: np.ndarray  # str
+    n_responses: np.ndarray
+    ref_chosen: np.ndarray  # float, NaN when the dataset has no reference
+    error_kinds: list[tuple[str, ...]]  # the dataset's error tags per item
+    query_words: np.ndarray
+    response_words: np.ndarray  # (items, 2): words of responses 0 and 1 (NaN if absent)
+    annotators: list[str]
+    labels: dict[str, np.ndarray] = field(default_factory=dict)  # annotator → coded preference
+    runs: list[RunData] = field(default_factory=list)
+
+    @property
+    def index_of(self) -> dict[int, int]:
+        return {int(item_id): i for i, item_id in enumerate(self.item_ids)}
+
+
+_CURRENT_LABELS = """
+SELECT item_id, name, outcome, preferred FROM (
+    SELECT l.item_id, a.name, l.outcome, l.preferred,
+           ROW_NUMBER() OVER (PARTITION BY l.item_id, l.annotator_id ORDER BY l.created_at DESC, l.rowid DESC) AS rn
+    FROM labels l JOIN annotators a ON a.id = l.annotator_id
+    WHERE l.kind = 'label')
+WHERE rn = 1"""
+
+
+def load_stats_data(store: Store) -> StatsData:
+    """Read items, current labels and every judge run's verdicts."""
+    rows = store.query("SELECT id, category, n_responses, ref_chosen, prompt_words FROM items ORDER BY id")
+    n = len(rows)
+    item_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+    index = {int(item_id): i for i, item_id in enumerate(item_ids)}
+    categories = np.array([r[1] for r in rows], dtype=object)
+    n_responses = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
+    ref_chosen = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=float)
+    query_words = np.fromiter((r[4] for r in rows), dtype=float, count=n)
+
+    response_words = np.full((n, 2), np.nan)
+    for item_id, idx, words in store.query("SELECT item_id, idx, words FROM responses WHERE idx < 2"):
+        response_words[index[item_id], idx] = words
+
+    tags: list[list[str]] = [[] for _ in range(n)]
+    for item_id, kind in store.query("SELECT item_id, kind FROM ref_error_tags ORDER BY item_id, idx"):
+        tags[index[item_id]].append(kind)
+
+    annotators = store.annotators()
+    labels = {name: np.full(n, np.nan) for name in annotators}
+    codes = {"tie": TIE, "both_bad": BOTH_BAD}
+    for item_id, name, outcome, preferred in store.query(_CURRENT_LABELS):
+        if outcome == "prefer" and preferred is not None:
+            labels[name][index[item_id]] = preferred
+        elif outcome in codes:
+            labels[name][index[item_id]] = codes[outcome]
+    labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
+
+    runs = [_run_data(store, run, index, n) for run in store.runs()]
+    return StatsData(item_ids, categories, n_responses, ref_chosen, [tuple(t) for t in tags], query_words,
+                     response_words, sorted(labels), labels, runs)
+
+
+def _run_data(store: Store, run: RunRecord, index: dict[int, int], n: int) -> RunData:
+    rows = store.query(
+        "SELECT item_id, sample_idx, choice, parsed, error, order_shown FROM verdicts WHERE run_id = ?", (run.id,)
+    )
+    samples = 1 + max((r[1] for r in rows), default=0)
+    choices = np.full((n, samples), np.nan)
+    first = np.full((n, samples), np.nan)
+    parsed = np.zeros((n, samples), dtype=bool)
+    judged = np.zeros((n, samples), dtype=bool)
+    for item_id, sample, choice, ok, error, order in rows:
+        i = index.get(item_id)
+        if i is None:
+            continue
+        judged[i, sample] = error is None
+        parsed[i, sample] = bool(ok)
+        if ok and choice is not None:
+            choices[i, sample] = choice
+        first[i, sample] = int(order[1:order.index(",")] if "," in order else order[1:-1])
+    return RunData(run, choices, first, parsed, judged)
