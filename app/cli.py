@@ -21,7 +21,7 @@ from .importer import import_file
 from .records import ImportReport
 from .store import SchemaError, Store
 
-SUBCOMMANDS = ("import", "info", "demo", "judge")
+SUBCOMMANDS = ("import", "info", "demo", "judge", "stats")
 
 
 def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -68,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-new-tokens", type=int, default=512)
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--device", default="auto")
+
+    p = sub.add_parser("stats", help="agreement, judge accuracy and length bias")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--run", type=int, help="only this judge run")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--report", type=Path, metavar="DIR", help="also write report.md, stats.json and figures")
+    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the 95%% CIs")
     return parser
 
 
@@ -141,7 +148,18 @@ def cmd_judge(args) -> int:
     return run_judge(args)
 
 
-COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge}
+def cmd_stats(args) -> int:
+    from .stats import compute_stats, summary_text, write_report
+
+    with Store.open(args.db) as store:
+        report = compute_stats(store, args.run, bootstrap=args.bootstrap)
+    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
+    if args.report:
+        print(f"report: {write_report(report, args.report)}", file=sys.stderr)
+    return 0
+
+
+COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge, "stats": cmd_stats}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -63,6 +63,7 @@ KEYMAP: tuple[Shortcut, ...] = (
     _S("frame_back", (",",), "Previous video frame", "Media"),
     _S("judge_panel", ("Ctrl+J",), "Show or hide the judge panel (reveals the dataset's reference)", "Judge"),
     _S("judge_item", ("Ctrl+Shift+J",), "Judge this item with the local model", "Judge"),
+    _S("statistics", ("Ctrl+I",), "Statistics: agreement, judge accuracy, length bias", "View"),
     _S("cheat_sheet", ("?", "F1"), "Show this list", "Help"),
 )
 

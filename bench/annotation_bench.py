@@ -46,10 +46,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _bench_util import (
     EventPump,
     build_large_project,
+    guard_none_refcount,
     make_item,
     median,
     ms,
     ms_list,
+    none_refs,
     paint_watch,
     pct,
     peak_rss_mb,
@@ -152,7 +154,8 @@ window.show()
 wait(lambda: shown and Paints.count > shown[-1] and window.media.image_count() > 0)
 app.processEvents()
 T_PAINTED = time.perf_counter()
-report(t_window=T_WINDOW, heavy=[m for m in sys.argv[3].split(",") if m in sys.modules])
+report(t_window=T_WINDOW, heavy=[m for m in sys.argv[3].split(",") if m in sys.modules],
+       none_refs=sys.getrefcount(None))
 window.close()  # closes the project (not timed)
 os._exit(0)
 """
@@ -217,6 +220,8 @@ def section_cold(sizes: Sizes, work: Path) -> None:
     print(f"modules:     {m(app, 'modules'):.0f} vs {m(bare, 'modules'):.0f}; heavy ones loaded: {', '.join(heavy) or 'none'}"
           f" (checked: {', '.join(HEAVY_MODULES)})")
     print(f"RSS at paint: {m(app, 'rss_mb'):.0f} MB vs {m(bare, 'rss_mb'):.0f} MB")
+    print(f"references to None at first paint: {m(app, 'none_refs'):,.0f} (what PySide6's refcount bug eats away,"
+          " see the next section)")
     print(f"torch_imported={torch}")
     print(f"target ≤ 3x bare window: {verdict(a / b <= 3)}")
     print(f"target torch not imported: {verdict(not torch)}")
@@ -276,6 +281,7 @@ def _next_pass(app, pump, project: Path, annotator: str, steps: int, prefetch: b
     wrap_timed(window.responses, "show_responses", parts)
     wrap_timed(window.media, "show_images", parts)
     results = []
+    refs_before = none_refs()
     try:
         for _ in range(steps):
             pump.idle(read_s)
@@ -288,6 +294,8 @@ def _next_pass(app, pump, project: Path, annotator: str, steps: int, prefetch: b
             hit = state["at"] is not None  # shown from the cache before move() returned
             end = pump.until(painted, what="the next image", watch=paints)
             results.append({"total": end - start, "sync": sync, "hit": hit, **parts})
+        for step in results:  # (the paint watch's own install/removeEventFilter calls add ~2 per paint)
+            step["none_lost"], step["none_at_open"] = (refs_before - none_refs()) / steps, refs_before
         if costs is not None:
             costs.update(_repaint_costs(window, canvas))
     finally:
@@ -303,6 +311,7 @@ def section_next(sizes: Sizes, work: Path) -> None:
     from pairscope.app.store import Store
     from pairscope.widgets.qimage import pil_to_qimage
 
+    guarded = guard_none_refcount()
     started = time.perf_counter()
     photos = write_jpegs(work / f"photos-{sizes.next_items}", sizes.next_items)
     made = time.perf_counter() - started
@@ -365,6 +374,12 @@ def section_next(sizes: Sizes, work: Path) -> None:
             ratio = median(p95s) / raw_med
             print(f"ratio:        p95 {ratio:.2f}x raw decode median")
             print(f"target ≤ 1.5x raw decode: {verdict(ratio <= 1.5)}")
+    flat = [s for passes in modes.values() for steps in passes for s in steps]
+    lost, at_open = median(s["none_lost"] for s in flat), median(s["none_at_open"] for s in flat)
+    print(f"stability:    each step drops {lost:.0f} references to None (PySide6 6.12 void-call refcount bug,"
+          f" Python {sys.version_info.major}.{sys.version_info.minor}); with {at_open:,.0f} when the window is up,"
+          f" an unguarded process aborts (none_dealloc) after ~{at_open / max(lost, 1):.0f} items"
+          + ("; this process was guarded" if guarded else ""))
 
 
 def describe_image(path: Path) -> str:
@@ -468,6 +483,7 @@ def section_commit(sizes: Sizes, work: Path) -> None:
 def child_large(path: Path, reps: int, positions: int) -> None:
     """In a fresh process: open the window on ``path``, filter, scroll; print one JSON line."""
     checkpoints = {"start": rss_mb()}
+    guard_none_refcount()
     app = qt_app()
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow

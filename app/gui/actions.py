@@ -45,6 +45,7 @@ def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
         "frame_back": lambda: media.step(-1),
         "cheat_sheet": lambda: show_cheat_sheet(w),
         "judge_panel": w.toggle_judge,
+        "statistics": lambda: show_statistics(w),
         "judge_item": lambda: (w.judge.show(), w.judge.judge_current()),
     }
     for position in range(1, 5):
@@ -86,3 +87,13 @@ def show_cheat_sheet(w: "MainWindow") -> CheatSheet:
     sheet.show()
     w.cheat_sheet = sheet
     return sheet
+
+
+def show_statistics(w: "MainWindow"):
+    from .stats_view import StatsView  # matplotlib loads only when asked for
+
+    view = StatsView(w.controller.store, w)
+    view.setModal(False)
+    view.show()
+    w.stats_view = view
+    return view

@@ -1,0 +1,360 @@
+"""Judge accuracy as VL-RewardBench and VideoRewardBench report it, from ``StatsData`` arrays.
+
+Conventions (all numbers are shares in [0, 1], ``None`` where the denominator is empty):
+
+- An item's **verdict** is the majority over its parsed samples; a tie in votes, a judged tie
+  or nothing parsed leaves it **undecided** (the rule of ``judging.vote``).
+- An item is **scored** when the run stored at least one verdict for it (errors included, as
+  in ``judge_results``) and the target names a response: NaN, tie and both-bad targets are
+  excluded.
+- ``overall`` = correct / decided scored items: undecided excluded from the denominator
+  (VL-RewardBench's scoring). ``overall_unparsed_wrong`` = correct / scored items: undecided
+  counted wrong (VLMEvalKit's).
+- ``macro`` = unweighted mean of per-category accuracies over the categories that have a
+  defined accuracy in that convention (listed in ``macro_categories`` and
+  ``macro_unparsed_wrong_categories``).
+- Pointwise runs vote per sample: the response with the higher score wins, equal scores give no
+  vote (``judging.pointwise_choice``). That needs ``run.scores`` (items × samples, the parsed
+  score, NaN when none); without it, and for step runs, the accuracy keys are ``None`` and
+  ``note`` says why.
+
+Keys of the returned dicts are strings so a report survives a JSON round trip unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .records import ERROR_KINDS, VIDEOREWARDBENCH_DIMENSIONS
+from .stats_data import BOTH_BAD, TIE, RunData, StatsData
+
+K_CURVE = (1, 3, 5, 7, 9)
+
+
+def majority(choices: np.ndarray, first_k: int | None = None, both_orders: bool = False) -> np.ndarray:
+    """Item verdicts (response index, NaN = undecided) from ``choices[i, s]`` (NaN = no vote):
+    the strict plurality over the first ``first_k`` samples (``2·first_k`` columns in
+    both-orders runs, whose samples ``2j``/``2j+1`` are one sample in both orders)."""
+    c = np.asarray(choices, dtype=float)
+    if c.ndim == 1:
+        c = c[:, None]
+    if first_k is not None:
+        c = c[:, : first_k * (2 if both_orders else 1)]
+    return _decide(_vote_counts(c, cumulative=False))
+
+
+def _vote_counts(c: np.ndarray, cumulative: bool) -> np.ndarray:
+    """Votes per response index: items × values, or items × samples × values counted over the
+    first s + 1 samples (so every K of the K-curve is one column, not a recount)."""
+    top = np.fmax.reduce(c, axis=None) if c.size else np.nan  # fmax skips NaN
+    values = range(0 if np.isnan(top) else int(top) + 1)
+    if not values:
+        return np.zeros((*c.shape, 0) if cumulative else (len(c), 0), dtype=np.int32)
+    if cumulative:
+        return np.stack([np.cumsum(c == v, axis=1, dtype=np.int32) for v in values], axis=2).reshape(*c.shape, -1)
+    return np.stack([(c == v).sum(axis=1, dtype=np.int32) for v in values], axis=1).reshape(len(c), -1)
+
+
+def _decide(counts: np.ndarray) -> np.ndarray:
+    """Strict plurality per row of items × values counts (column-wise: rows have few values)."""
+    out = np.full(counts.shape[0], np.nan)
+    cols = [counts[:, v] for v in range(counts.shape[1])]
+    if not cols:
+        return out
+    top = np.maximum.reduce(cols)
+    at_top = [col == top for col in cols]
+    decided = (top > 0) & (np.add.reduce(at_top, dtype=np.int32) == 1)
+    winner = np.add.reduce([v * hit for v, hit in enumerate(at_top)], dtype=np.int32)
+    out[decided] = winner[decided]
+    return out
+
+
+def sample_choices(data: StatsData, run: RunData) -> tuple[np.ndarray, bool] | None:
+    """Per-sample votes as response indices and whether columns come in order pairs; ``None``
+    for step runs and for pointwise runs without ``run.scores``."""
+    if run.run.mode == "pairwise":
+        return run.choices, bool(run.run.both_orders)
+    if run.run.mode == "pointwise":
+        scores = getattr(run, "scores", None)
+        return None if scores is None else (_pointwise_votes(run, scores, data.n_responses), False)
+    return None
+
+
+def item_verdicts(data: StatsData, run: RunData) -> np.ndarray | None:
+    """The majority verdict per item (NaN = undecided or not judged); ``None`` when the run has
+    no pairwise votes (see ``sample_choices``)."""
+    samples = sample_choices(data, run)
+    return None if samples is None else majority(samples[0], both_orders=samples[1])
+
+
+def judged_items(run: RunData) -> np.ndarray:
+    """Items with at least one stored verdict, errors included (``first_shown`` is set for
+    every stored sample)."""
+    return np.any(run.judged | run.parsed | ~np.isnan(run.first_shown), axis=1)
+
+
+def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
+                categories: Sequence[str] = ()) -> dict[str, Any]:
+    """Every accuracy figure of one run against ``target`` (default the dataset reference; an
+    adjudicated or annotator label array works too). ``categories`` adds categories to report
+    even if no item has them (n = 0, accuracy None).
+
+    Counts: ``judged`` items with a stored verdict; ``scored`` those with a target; ``decided``
+    scored items with a majority; ``correct``; ``unparsed`` = scored − decided (nothing parsed,
+    errors, ties in votes). ``per_category[c]``: ``n`` (scored), ``accuracy`` (undecided
+    excluded), ``accuracy_unparsed_wrong``, ``unparsed``. ``k_curve[str(k)]``: accuracy
+    (undecided excluded) of the majority over the first k samples, k = 1, 3, 5, 7, 9 up to
+    the run's K. Position keys: see ``_position``; error types: see ``_per_error_type``.
+    """
+    target = data.ref_chosen if target is None else np.asarray(target, dtype=float)
+    judged = judged_items(run)
+    scored = judged & _names_response(target)
+    out: dict[str, Any] = {
+        "run_id": int(run.run.id), "mode": run.run.mode, "frames": run.run.frames, "k": int(run.run.k),
+        "both_orders": bool(run.run.both_orders), "judged": int(judged.sum()), "scored": int(scored.sum()),
+        "note": None,
+    }
+    samples = sample_choices(data, run)
+    if samples is None:
+        out["note"] = ("step runs score steps: no pairwise verdicts" if run.run.mode == "step"
+                       else "pointwise run without scores in the statistics data")
+        for key in ("decided", "correct", "unparsed", "overall", "overall_unparsed_wrong", "macro",
+                    "macro_unparsed_wrong", "position_consistency", "position_consistency_items",
+                    "first_position_preference"):
+            out[key] = None
+        out.update(macro_categories=[], macro_unparsed_wrong_categories=[], per_category={}, per_error_type={},
+                   k_curve={})
+        return out
+    choices, both = samples
+    cumulative = _vote_counts(choices, cumulative=True)
+    verdict = _decide(cumulative[:, -1]) if choices.shape[1] else np.full(len(choices), np.nan)
+    decided = scored & ~np.isnan(verdict)
+    correct = decided & (verdict == target)
+    n_scored, n_decided, n_correct = int(scored.sum()), int(decided.sum()), int(correct.sum())
+    out.update(decided=n_decided, correct=n_correct, unparsed=n_scored - n_decided,
+               overall=_share(n_correct, n_decided), overall_unparsed_wrong=_share(n_correct, n_scored))
+    out.update(_per_category(data, scored, decided, correct, categories))
+    out["per_error_type"] = _per_error_type(data, scored, decided, correct)
+    out["k_curve"] = {}
+    for k in (k for k in K_CURVE if k <= run.run.k):
+        columns = min(k * (2 if both else 1), choices.shape[1])
+        v = _decide(cumulative[:, columns - 1]) if columns else verdict
+        hit = scored & (v == target)
+        out["k_curve"][str(k)] = _share(hit.sum(), (scored & ~np.isnan(v)).sum())
+    out.update(_position(run, both))
+    return out
+
+
+def accuracy_on(verdict: np.ndarray, target: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
+    """``n``, ``accuracy`` (undecided excluded) and ``accuracy_unparsed_wrong`` of item
+    verdicts over ``mask`` items whose target names a response."""
+    scored = mask & _names_response(target)
+    decided = scored & ~np.isnan(verdict)
+    correct = (decided & (verdict == target)).sum()
+    return {"n": int(scored.sum()), "accuracy": _share(correct, decided.sum()),
+            "accuracy_unparsed_wrong": _share(correct, scored.sum())}
+
+
+def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.ndarray | None = None) -> dict[str, Any]:
+    """Accuracy vs frame count on video items, one curve per set of runs that differ only in
+    ``frames`` (same model path, mode, K, both-orders, template, seed, temperature and token
+    limit; of runs identical in frames too, the latest counts).
+
+    ``video`` is a boolean item mask; by default the items whose category is a VideoRewardBench
+    dimension. "reasoning" is also a VL-RewardBench category, so a project mixing both
+    benchmarks should pass the mask.
+    """
+    if video is None:
+        video = np.isin(data.categories.astype(str), VIDEOREWARDBENCH_DIMENSIONS)
+        how = "category is a VideoRewardBench dimension"
+    else:
+        video = np.asarray(video, dtype=bool)
+        how = "mask given by the caller"
+    target = data.ref_chosen if target is None else np.asarray(target, dtype=float)
+    groups: dict[tuple, dict[int, RunData]] = {}
+    for r in data.runs:
+        rec = r.run
+        if rec.frames is None or rec.mode == "step":
+            continue
+        key = (rec.model_path, rec.mode, rec.k, bool(rec.both_orders), rec.template_hash, rec.seed,
+               (rec.generation or {}).get("temperature"), (rec.generation or {}).get("max_new_tokens"))
+        by_frames = groups.setdefault(key, {})
+        if rec.frames not in by_frames or by_frames[rec.frames].run.id < rec.id:
+            by_frames[rec.frames] = r
+    curves = []
+    for key, by_frames in groups.items():
+        if len(by_frames) < 2:
+            continue
+        points = []
+        for frames in sorted(by_frames):
+            r = by_frames[frames]
+            verdict = item_verdicts(data, r)
+            if verdict is None:
+                continue
+            points.append({"frames": int(frames), "run_id": int(r.run.id),
+                           **accuracy_on(verdict, target, video & judged_items(r))})
+        if len(points) >= 2:
+            curves.append({"model_path": key[0], "mode": key[1], "k": int(key[2]), "both_orders": key[3],
+                           "points": points})
+    return {"video_items": int(video.sum()), "video_mask": how, "curves": curves}
+
+
+def pointwise_vs_pairwise(data: StatsData, target: np.ndarray | None = None) -> dict[str, Any]:
+    """For every model path with both pairwise and pointwise runs: each run's headline accuracy,
+    and the latest run of each mode compared on the items both scored (same denominator, so
+    ``accuracy_unparsed_wrong`` is directly comparable; ``agreement`` = share of items both
+    decided on which they picked the same response)."""
+    target = data.ref_chosen if target is None else np.asarray(target, dtype=float)
+    by_model: dict[str, dict[str, list[RunData]]] = {}
+    for r in data.runs:
+        if r.run.mode in ("pairwise", "pointwise"):
+            by_model.setdefault(r.run.model_path, {}).setdefault(r.run.mode, []).append(r)
+    models = []
+    for model_path, modes in by_model.items():
+        if len(modes) < 2:
+            continue
+        entry: dict[str, Any] = {"model_path": model_path}
+        latest = {}
+        for mode in ("pairwise", "pointwise"):
+            entry[mode] = []
+            for r in sorted(modes[mode], key=lambda r: r.run.id):
+                verdict = item_verdicts(data, r)
+                if verdict is None:
+                    continue
+                latest[mode] = (r, verdict)
+                entry[mode].append({"run_id": int(r.run.id), "k": int(r.run.k), "frames": r.run.frames,
+                                    **accuracy_on(verdict, target, judged_items(r))})
+        entry["common"] = None
+        if len(latest) == 2:
+            (pw_run, pw), (pt_run, pt) = latest["pairwise"], latest["pointwise"]
+            common = judged_items(pw_run) & judged_items(pt_run) & _names_response(target)
+            both = common & ~np.isnan(pw) & ~np.isnan(pt)
+            entry["common"] = {"pairwise_run": int(pw_run.run.id), "pointwise_run": int(pt_run.run.id),
+                               "pairwise": accuracy_on(pw, target, common),
+                               "pointwise": accuracy_on(pt, target, common),
+                               "agreement": _share((both & (pw == pt)).sum(), both.sum())}
+        models.append(entry)
+    return {"models": models}
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def _names_response(target: np.ndarray) -> np.ndarray:
+    return np.isfinite(target) & (target >= 0) & (target != TIE) & (target != BOTH_BAD)
+
+
+def _share(num, den) -> float | None:
+    return float(num) / float(den) if den else None
+
+
+def _factorize(values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Distinct values (sorted, as strings) and each item's code; a pass per distinct value is
+    far faster than a Python loop over 100k items when there are a handful of categories."""
+    values = np.asarray(values, dtype=object)
+    distinct = sorted(set(values.tolist()), key=str)
+    codes = np.zeros(len(values), dtype=np.intp)
+    for j, v in enumerate(distinct):
+        codes[values == v] = j
+    return [str(v) for v in distinct], codes
+
+
+def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str]) -> dict[str, Any]:
+    names, codes = _factorize(data.categories)
+    names += [c for c in extra if c not in names]
+    m = len(names)
+    n, dec, cor = (np.bincount(codes[mask], minlength=m) for mask in (scored, decided, correct))
+    per = {}
+    for j in sorted(range(m), key=lambda j: names[j]):
+        per[names[j]] = {"n": int(n[j]), "accuracy": _share(cor[j], dec[j]),
+                         "accuracy_unparsed_wrong": _share(cor[j], n[j]), "unparsed": int(n[j] - dec[j])}
+    used = [c for c, v in per.items() if v["accuracy"] is not None]
+    used_wrong = [c for c, v in per.items() if v["accuracy_unparsed_wrong"] is not None]
+    return {
+        "per_category": per,
+        "macro": float(np.mean([per[c]["accuracy"] for c in used])) if used else None,
+        "macro_categories": used,
+        "macro_unparsed_wrong": float(np.mean([per[c]["accuracy_unparsed_wrong"] for c in used_wrong]))
+        if used_wrong else None,
+        "macro_unparsed_wrong_categories": used_wrong,
+    }
+
+
+def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:
+    """Error kinds present (taxonomy order, unknown kinds after) and an items × kinds mask,
+    built per distinct tag tuple (few) rather than per item."""
+    distinct = list(set(data.error_kinds))
+    present = sorted({k for tags in distinct for k in tags},
+                     key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k))
+    per_tuple = np.zeros((len(distinct), len(present)), dtype=bool)
+    for j, tags in enumerate(distinct):
+        per_tuple[j] = [k in tags for k in present]
+    code = {tags: j for j, tags in enumerate(distinct)}
+    codes = np.fromiter(map(code.__getitem__, data.error_kinds), dtype=np.intp, count=len(data.error_kinds))
+    return present, per_tuple[codes]
+
+
+def _per_error_type(data: StatsData, scored, decided, correct) -> dict[str, Any]:
+    """Judge error rate per dataset error kind: ``error_rate`` = wrong / decided tagged items,
+    ``error_rate_unparsed_wrong`` = (tagged − correct) / tagged; an item counts once per kind."""
+    kinds, tags = _tag_matrix(data)
+    n, dec, cor = ((tags & mask[:, None]).sum(axis=0) for mask in (scored, decided, correct))
+    return {k: {"n": int(n[j]), "error_rate": _share(dec[j] - cor[j], dec[j]),
+                "error_rate_unparsed_wrong": _share(n[j] - cor[j], n[j]), "unparsed": int(n[j] - dec[j])}
+            for j, k in enumerate(kinds)}
+
+
+def _position(run: RunData, both: bool) -> dict[str, Any]:
+    """Position bias over every judged item (no target needed).
+
+    ``first_position_preference``: share of samples with a response picked (judged ties have
+    none) that picked the response shown first; 0.5 = no position bias.
+    ``position_consistency``: both-orders runs, share of sample pairs with both orders parsed
+    whose two picks are the same (two judged ties count as the same, as in ``judging.vote``);
+    ``position_consistency_items``: share of items with such a pair whose every pair agrees
+    (``judge_results``' consistency).
+    """
+    out: dict[str, Any] = {"position_consistency": None, "position_consistency_items": None,
+                           "first_position_preference": None}
+    if run.run.mode != "pairwise":
+        return out
+    c, first = run.choices, run.first_shown
+    picked = ~np.isnan(c) & ~np.isnan(first)
+    out["first_position_preference"] = _share((picked & (c == first)).sum(), picked.sum())
+    if both:
+        s = c.shape[1] // 2 * 2
+        c0, c1 = c[:, 0:s:2], c[:, 1:s:2]
+        pair = run.parsed[:, 0:s:2] & run.parsed[:, 1:s:2]
+        same = pair & ((c0 == c1) | (np.isnan(c0) & np.isnan(c1)))
+        out["position_consistency"] = _share(same.sum(), pair.sum())
+        has = pair.any(axis=1)
+        out["position_consistency_items"] = _share((has & (same == pair).all(axis=1)).sum(), has.sum())
+    return out
+
+
+def _pointwise_votes(run: RunData, scores: np.ndarray, n_responses: np.ndarray) -> np.ndarray:
+    """items × K votes from pointwise samples ``j·n + r`` (sample j, response r): the unique
+    highest of the n scores, NaN when a score is missing or the highest is shared."""
+    k = int(run.run.k)
+    votes = np.full((len(n_responses), k), np.nan)
+    ok = run.parsed & ~np.isnan(scores)
+    for n in np.unique(n_responses):
+        if n < 2:
+            continue  # nothing to compare
+        rows = np.flatnonzero(n_responses == n)
+        s = _fit(scores[rows], k * n, np.nan).reshape(len(rows), k, n)
+        v = _fit(ok[rows], k * n, False).reshape(len(rows), k, n)
+        s = np.where(v, s, -np.inf)
+        best = s.max(axis=2, keepdims=True)
+        win = v.all(axis=2) & ((s == best).sum(axis=2) == 1)
+        votes[rows] = np.where(win, s.argmax(axis=2), np.nan)
+    return votes
+
+
+def _fit(a: np.ndarray, width: int, fill) -> np.ndarray:
+    """``a`` cut or padded with ``fill`` to ``width`` columns."""
+    if a.shape[1] >= width:
+        return a[:, :width]
+    return np.concatenate([a, np.full((a.shape[0], width - a.shape[1]), fill, dtype=a.dtype)], axis=1)

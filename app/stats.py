@@ -1,0 +1,86 @@
+"""The statistics report: agreement, judge accuracy and length bias for a project, as one
+JSON-ready dict (``pairscope stats --json``), a text summary, and a Markdown report with
+figures."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from .agreement import agreement_report
+from .judge_metrics import run_metrics
+from .length_bias import length_report
+from .stats_data import load_stats_data
+from .store import Store
+
+
+def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200) -> dict[str, Any]:
+    """Every statistic of a project (or only judge run ``run_id``)."""
+    data = load_stats_data(store)
+    runs = [r for r in data.runs if run_id is None or r.run.id == run_id]
+    if run_id is not None and not runs:
+        raise ValueError(f"no judge run {run_id} in this project")
+    return {
+        "items": int(len(data.item_ids)),
+        "categories": dict(Counter(str(c) for c in data.categories)),
+        "length": length_report(data),
+        "agreement": agreement_report(data, bootstrap=bootstrap),
+        "judges": {str(r.run.id): run_metrics(data, r) for r in runs},
+    }
+
+
+def _pct(value) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _num(value, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def summary_text(report: dict[str, Any]) -> str:
+    """The human-readable summary ``pairscope stats`` prints."""
+    lines = [f"items: {report['items']}  (" + ", ".join(f"{k}: {v}" for k, v in report["categories"].items()) + ")"]
+    length = report["length"]
+    lines.append(f"query words [q1, median, q3]: {length['query_words']}   response words: {length['response_words']}")
+    hist = length["diff_hist"]
+    lines.append(f"length difference (chosen − rejected) / chosen: mean {_num(hist.get('mean'))},"
+                 f" median {_num(hist.get('median'))} over {hist.get('n', 0)} pairs")
+    agreement = report["agreement"]
+    if agreement.get("cohen_mean") is None:
+        lines.append("agreement: needs two or more annotators on shared items")
+    else:
+        lines.append(f"agreement over {agreement.get('n_items')} items labelled by ≥ 2 annotators:"
+                     f" percent {_pct(agreement.get('percent'))}, Cohen's kappa mean {_num(agreement.get('cohen_mean'))},"
+                     f" Fleiss' kappa {_num(agreement.get('fleiss'))},"
+                     f" Krippendorff's alpha {_num(agreement.get('krippendorff_alpha'))}")
+        for pair, kappa in (agreement.get("cohen_pairs") or {}).items():
+            lines.append(f"  kappa {pair.replace('|', ' ↔ ')}: {_num(kappa)}")
+    for run_id, m in report["judges"].items():
+        lines.append(f"judge run {run_id} ({m.get('mode')}): accuracy {_pct(m.get('overall'))} (unparsed excluded),"
+                     f" {_pct(m.get('overall_unparsed_wrong'))} (unparsed counted wrong);"
+                     f" macro {_pct(m.get('macro'))} / {_pct(m.get('macro_unparsed_wrong'))};"
+                     f" unparsed {m.get('unparsed')}")
+        for category, c in (m.get("per_category") or {}).items():
+            lines.append(f"  {category}: {_pct(c.get('accuracy'))} of {c.get('n')}")
+        if m.get("position_consistency") is not None:
+            lines.append(f"  position consistency {_pct(m['position_consistency'])},"
+                         f" first-position preference {_pct(m.get('first_position_preference'))}")
+    return "\n".join(lines)
+
+
+def write_report(report: dict[str, Any], folder: Path) -> Path:
+    """Write ``report.md``, ``stats.json`` and one PNG per figure into ``folder``."""
+    from .plots import FIGURES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "stats.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    parts = ["# PairScope statistics", "", "```", summary_text(report), "```", ""]
+    for name, draw in FIGURES.items():
+        figure = draw(report)
+        figure.savefig(folder / f"{name}.png", dpi=120)
+        parts += [f"![{name}]({name}.png)", ""]
+    path = folder / "report.md"
+    path.write_text("\n".join(parts))
+    return path

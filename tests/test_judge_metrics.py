@@ -1,0 +1,299 @@
+"""Judge accuracy arithmetic on hand-built verdict sets, and agreement with ``judging.vote``
+and ``judge_results.summarize``."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from pairscope.app.judge_metrics import (
+    frames_curve,
+    majority,
+    pointwise_vs_pairwise,
+    run_metrics,
+)
+from pairscope.app.judge_results import summarize
+from pairscope.app.judging import pointwise_choice, vote
+from pairscope.app.records import Item, Reference, Response
+from pairscope.app.stats_data import BOTH_BAD, TIE, RunData, StatsData, load_stats_data
+from pairscope.app.store import RunRecord, VerdictRecord
+
+NAN = np.nan
+
+
+def record(run_id=1, mode="pairwise", k=1, both=False, frames=8, model_path="judge", template="t"):
+    return RunRecord(id=run_id, uuid=f"u{run_id}", created_at="", backend="fake", model_path=model_path,
+                     weights_hash=None, template_name=None, template_text="", template_hash=template, mode=mode, k=k,
+                     both_orders=both, frames=frames, seed=0, generation={"temperature": 0.0}, status="done")
+
+
+def run_from(rec, samples, first=None, scores=None):
+    """Samples per item: an int is a parsed choice, "t" a parsed tie (no choice), "u" unparsed,
+    "e" an error, None not stored."""
+    n, s = len(samples), max(len(row) for row in samples)
+    choices, parsed, judged = np.full((n, s), NAN), np.zeros((n, s), bool), np.zeros((n, s), bool)
+    stored = np.zeros((n, s), bool)
+    for i, row in enumerate(samples):
+        for j, v in enumerate(row):
+            stored[i, j] = v is not None
+            judged[i, j] = v not in (None, "e")
+            parsed[i, j] = isinstance(v, int) or v == "t"
+            if isinstance(v, int):
+                choices[i, j] = v
+    first_shown = np.where(stored, 0.0 if first is None else np.asarray(first, float), NAN)
+    run = RunData(rec, choices, first_shown, parsed, judged)
+    if scores is not None:
+        run.scores = np.asarray(scores, float)
+    return run
+
+
+def stats(categories, ref, tags=None, runs=(), n_responses=None, words=None):
+    n = len(ref)
+    return StatsData(np.arange(n), np.array(categories, dtype=object),
+                     np.full(n, 2) if n_responses is None else np.asarray(n_responses), np.asarray(ref, float),
+                     [tuple(t) for t in (tags or [()] * n)], np.ones(n),
+                     np.ones((n, 2)) if words is None else np.asarray(words, float), [], {}, list(runs))
+
+
+def roundtrips(report):
+    assert json.loads(json.dumps(report, allow_nan=False)) == report
+
+
+# -- the arithmetic ----------------------------------------------------------------------------
+
+CATS = ["general", "general", "general", "general", "hallucination", "hallucination", "hallucination",
+        "reasoning", "reasoning", "reasoning", "knowledge"]
+REF = [0, 1, 0, NAN, 1, 0, 1, 0, 1, TIE, NAN]
+TAGS = [("existence",), ("existence", "counting"), ("counting",), ("existence",), ("existence",), (),
+        ("attribute",), (), (), (), ()]
+SAMPLES = [
+    [0, 0, 1],        # 0: right
+    [0, 0, 0],        # 1: wrong
+    [0, 1, "u"],      # 2: tie in votes → undecided
+    [1, 1, 1],        # 3: no reference → not scored
+    [1, "u", "u"],    # 4: right on one parsed sample
+    ["e", "e", "e"],  # 5: errors only → undecided, still scored
+    [None] * 3,       # 6: not judged
+    ["u", "u", "u"],  # 7: nothing parsed
+    [1, "t", 0],      # 8: a judged tie gives no vote; 1–1 → undecided
+    [0, 0, 0],        # 9: tie as the target → not scored
+    [1, 0, 0],        # 10: no reference
+]
+
+
+def test_every_key_on_a_constructed_run():
+    run = run_from(record(k=3), SAMPLES)
+    m = run_metrics(stats(CATS, REF, TAGS, [run]), run, categories=["safety"])
+    head = (m["run_id"], m["mode"], m["frames"], m["k"], m["both_orders"], m["note"])
+    assert head == (1, "pairwise", 8, 3, False, None)
+    assert (m["judged"], m["scored"], m["decided"], m["correct"], m["unparsed"]) == (10, 7, 3, 2, 4)
+    assert m["overall"] == pytest.approx(2 / 3) and m["overall_unparsed_wrong"] == pytest.approx(2 / 7)
+    per = m["per_category"]
+    assert list(per) == ["general", "hallucination", "knowledge", "reasoning", "safety"]
+    assert per["general"] == {"n": 3, "accuracy": 0.5, "accuracy_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 1}
+    assert per["hallucination"] == {"n": 2, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.5, "unparsed": 1}
+    assert per["reasoning"] == {"n": 2, "accuracy": None, "accuracy_unparsed_wrong": 0.0, "unparsed": 2}
+    empty = {"n": 0, "accuracy": None, "accuracy_unparsed_wrong": None, "unparsed": 0}
+    assert per["knowledge"] == empty and per["safety"] == empty
+    assert m["macro"] == pytest.approx(0.75) and m["macro_categories"] == ["general", "hallucination"]
+    assert m["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
+    assert m["macro_unparsed_wrong_categories"] == ["general", "hallucination", "reasoning"]
+    assert list(m["per_error_type"]) == ["existence", "attribute", "counting"]
+    assert m["per_error_type"]["existence"] == {"n": 3, "error_rate": pytest.approx(1 / 3),
+                                                "error_rate_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 0}
+    assert m["per_error_type"]["counting"] == {"n": 2, "error_rate": 1.0, "error_rate_unparsed_wrong": 1.0,
+                                               "unparsed": 1}
+    assert m["per_error_type"]["attribute"] == {"n": 0, "error_rate": None, "error_rate_unparsed_wrong": None,
+                                                "unparsed": 0}
+    assert m["k_curve"] == {"1": 0.8, "3": pytest.approx(2 / 3)}
+    assert m["position_consistency"] is None and m["position_consistency_items"] is None
+    assert m["first_position_preference"] == pytest.approx(12 / 20)  # every item shown response 0 first
+    roundtrips(m)
+
+
+def test_both_orders_consistency_and_position_preference():
+    samples = [[0, 0, 0, 0], [0, 1, 0, 0], [1, 0, "u", 1], ["t", "t", 1, 1]]
+    first = [[0, 1, 1, 0], [0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0]]
+    run = run_from(record(k=2, both=True), samples, first)
+    m = run_metrics(stats(["general"] * 4, [0, 0, 0, 0], runs=[run]), run)
+    assert (m["overall"], m["overall_unparsed_wrong"], m["unparsed"]) == (0.5, 0.5, 0)
+    assert m["position_consistency"] == pytest.approx(5 / 7)  # pairs with both orders parsed
+    assert m["position_consistency_items"] == 0.5
+    assert m["first_position_preference"] == pytest.approx(9 / 13)
+    assert m["k_curve"] == {"1": 1.0}  # only the first pair: item 0 decided and right
+
+
+def test_target_override_excludes_ties_both_bad_and_missing():
+    run = run_from(record(), [[0], [1], [0], [1], ["u"]])
+    data = stats(["a", "a", "b", "b", "b"], [0, 0, 0, 0, 0], runs=[run])
+    m = run_metrics(data, run, target=np.array([0, 0, TIE, BOTH_BAD, 1]))
+    assert (m["scored"], m["decided"], m["correct"]) == (3, 2, 1)
+    assert m["overall"] == 0.5 and m["overall_unparsed_wrong"] == pytest.approx(1 / 3)
+    assert m["per_category"]["a"]["accuracy"] == 0.5 and m["per_category"]["b"]["n"] == 1
+    assert m["macro"] == 0.5 and m["macro_categories"] == ["a"]
+    assert m["macro_unparsed_wrong"] == pytest.approx(0.25)  # a: 1/2, b: 0/1
+
+
+def test_nothing_judged_divides_by_nothing():
+    run = run_from(record(k=5), [[None] * 5] * 3)
+    m = run_metrics(stats(["a", "b", "c"], [0, 1, NAN], [("counting",)] * 3, [run]), run)
+    assert (m["judged"], m["scored"], m["decided"], m["unparsed"]) == (0, 0, 0, 0)
+    assert m["overall"] is m["overall_unparsed_wrong"] is m["macro"] is m["macro_unparsed_wrong"] is None
+    assert m["macro_categories"] == [] and m["k_curve"] == {"1": None, "3": None, "5": None}
+    assert m["per_error_type"]["counting"]["error_rate"] is None and m["first_position_preference"] is None
+    roundtrips(m)
+
+
+def test_step_runs_and_pointwise_runs_without_scores_have_no_accuracy():
+    for mode in ("step", "pointwise"):
+        run = run_from(record(mode=mode), [[0, 1], [0, 1]])
+        m = run_metrics(stats(["a", "a"], [0, 1], runs=[run]), run)
+        assert m["overall"] is None and m["k_curve"] == {} and m["note"] and m["judged"] == 2
+        roundtrips(m)
+
+
+def test_pointwise_votes_by_the_higher_score():
+    # samples j·n + r; item 0: 7>3 then 5=5 (no vote) → 0; item 1: 2<9 both times → 1;
+    # item 2: second score unparsed in sample 0 → only sample 1 votes → 0; item 3: 3 responses.
+    samples = [[0, 1, 0, 1, None, None], [0, 1, 0, 1, None, None], [0, "u", 0, 1, None, None], [0, 1, 2, 0, 1, 2]]
+    scores = [[7, 3, 5, 5, NAN, NAN], [2, 9, 2, 9, NAN, NAN], [8, NAN, 6, 1, NAN, NAN], [1, 4, 4, 1, 2, 9]]
+    run = run_from(record(mode="pointwise", k=2), samples, scores=scores)
+    m = run_metrics(stats(["a"] * 4, [0, 0, 0, 2], n_responses=[2, 2, 2, 3], runs=[run]), run)
+    # item 3: sample 0 ties 4–4 (no vote), sample 1 → 2
+    assert (m["decided"], m["correct"], m["overall"]) == (4, 3, 0.75)
+    assert m["k_curve"] == {"1": 0.5}  # first sample only: items 0 (right) and 1 (wrong) decided
+    assert m["position_consistency"] is None and m["first_position_preference"] is None
+
+
+def test_pointwise_matches_pointwise_choice_and_vote():
+    rng = np.random.default_rng(3)
+    n, k = 300, 3
+    scores = np.where(rng.random((n, 2 * k)) < 0.85, rng.integers(1, 5, (n, 2 * k)), NAN)
+    ref = rng.integers(0, 2, n)
+    samples = [[(j % 2) if not np.isnan(scores[i, j]) else "u" for j in range(2 * k)] for i in range(n)]
+    run = run_from(record(mode="pointwise", k=k), samples, scores=scores)
+    m = run_metrics(stats(["a"] * n, ref, runs=[run]), run)
+    decided = correct = 0
+    for i in range(n):
+        verdicts = [VerdictRecord(1, i, j, (j % 2,), "x", j % 2 if ok else None,
+                                  (float(scores[i, j]) if ok else None,), ok, None)
+                    for j in range(2 * k) for ok in [not np.isnan(scores[i, j])]]
+        choice = vote(pointwise_choice(verdicts, 2, k)).choice
+        decided += choice is not None
+        correct += choice is not None and choice == ref[i]
+    assert 0 < m["decided"] == decided < n and m["correct"] == correct
+
+
+# -- majority == judging.vote ------------------------------------------------------------------
+
+@pytest.mark.parametrize("both_orders", [False, True])
+def test_majority_equals_vote_on_random_data(both_orders):
+    rng = random.Random(7)
+    items, columns = 2000, 8
+    choices = np.full((items, columns), NAN)
+    records = []
+    for i in range(items):
+        n = rng.choice([2, 2, 3])
+        row = []
+        for s in range(rng.randint(0, columns)):
+            kind = rng.random()
+            parsed = kind < 0.75 or kind > 0.9
+            choice = rng.randrange(n) if kind < 0.75 else None
+            if choice is not None:
+                choices[i, s] = choice
+            row.append(VerdictRecord(1, i, s, (0, 1), "x", choice, None, parsed, None,
+                                     error="boom" if 0.8 < kind <= 0.9 else None))
+        records.append(row)
+    for first_k in (None, 1, 2, 3, 4):
+        ours = majority(choices, first_k=first_k, both_orders=both_orders)
+        theirs = [vote(row, both_orders, first_k).choice for row in records]
+        assert [None if np.isnan(v) else int(v) for v in ours] == theirs
+
+
+def test_majority_edge_shapes():
+    assert np.isnan(majority(np.full((3, 0), NAN))).all() and np.isnan(majority(np.full((2, 3), NAN))).all()
+    assert majority(np.zeros((0, 3))).shape == (0,)
+    np.testing.assert_array_equal(majority(np.array([1.0, NAN, 0.0])), [1.0, NAN, 0.0])
+
+
+# -- agreement with judge_results on a real project --------------------------------------------
+
+def test_same_numbers_as_judge_results_summary(store):
+    store.add_items([Item(ext_id=f"it{i}", prompt="q", responses=(Response(0, "a"), Response(1, "b")),
+                          category=("general", "hallucination")[i % 2],
+                          reference=Reference(ranking=None if i % 7 == 3 else ((0, 1) if i % 3 else (1, 0))))
+                     for i in range(60)])
+    ids = [s.id for s in store.item_summaries(0, 100)]
+    rng = random.Random(1)
+    for both in (False, True):
+        run = store.create_run(backend="fake", model_path="m", weights_hash=None, template_name=None, template_text="",
+                               template_hash="t", mode="pairwise", k=3, both_orders=both, frames=8, seed=0,
+                               generation={})
+        verdicts = []
+        for item_id in ids[:-5]:  # the last five are not judged
+            for s in range(6 if both else 3):
+                kind = rng.random()
+                order = (0, 1) if rng.random() < 0.5 else (1, 0)
+                ok = kind < 0.8
+                verdicts.append(VerdictRecord(run.id, item_id, s, order, "x", rng.randrange(2) if ok else None, None,
+                                              ok, None, error="media: gone" if kind > 0.93 else None))
+        store.add_verdicts(verdicts)
+        data = load_stats_data(store)
+        [rd] = [r for r in data.runs if r.run.id == run.id]
+        ours, theirs = run_metrics(data, rd), summarize(store, run)
+        assert ours["judged"] == theirs.items and ours["scored"] == theirs.with_reference
+        assert (ours["correct"], ours["unparsed"]) == (theirs.correct, theirs.undecided)
+        assert ours["overall"] == pytest.approx(theirs.accuracy_unparsed_excluded)
+        assert ours["overall_unparsed_wrong"] == pytest.approx(theirs.accuracy_unparsed_wrong)
+        assert ours["judged"] == len(ids) - 5 and 0 < ours["unparsed"] and 0 < ours["correct"]
+        if both:
+            assert ours["position_consistency_items"] == pytest.approx(theirs.consistency)
+
+
+# -- across runs -------------------------------------------------------------------------------
+
+def test_frames_curve_on_video_items():
+    cats = ["short-form perception", "knowledge", "safety", "general"]
+    ref = [0, 1, 0, 0]
+    runs = [
+        run_from(record(1, frames=4), [[1], [1], ["u"], [0]]),       # video: 1 right of 2 decided, 3 scored
+        run_from(record(2, frames=16), [[0], [1], [0], [1]]),        # video: 3/3
+        run_from(record(3, frames=16), [[1], [0], [1], [0]]),        # same protocol, later run → replaces 2
+        run_from(record(4, frames=8, model_path="other"), [[0]] * 4),  # alone: no curve
+        run_from(record(5, frames=8, k=3), [[0, 0, 0]] * 4),         # different K: its own group, alone
+        run_from(record(6, mode="step", frames=2), [[0]] * 4),
+    ]
+    data = stats(cats, ref, runs=runs)
+    out = frames_curve(data)
+    assert out["video_items"] == 3 and "VideoRewardBench" in out["video_mask"]
+    [curve] = out["curves"]
+    assert (curve["model_path"], curve["mode"], curve["k"], curve["both_orders"]) == ("judge", "pairwise", 1, False)
+    assert curve["points"] == [
+        {"frames": 4, "run_id": 1, "n": 3, "accuracy": 0.5, "accuracy_unparsed_wrong": pytest.approx(1 / 3)},
+        {"frames": 16, "run_id": 3, "n": 3, "accuracy": 0.0, "accuracy_unparsed_wrong": 0.0},
+    ]
+    masked = frames_curve(data, video=np.array([False, False, False, True]))
+    assert masked["video_items"] == 1 and [p["accuracy"] for p in masked["curves"][0]["points"]] == [1.0, 1.0]
+    roundtrips(out)
+
+
+def test_pointwise_vs_pairwise_compares_the_same_model():
+    pair = run_from(record(1, k=1), [[0], [0], ["u"], [1]])
+    point = run_from(record(2, mode="pointwise", k=1), [[0, 1], [0, 1], [0, 1], [None, None]],
+                     scores=[[9, 1], [2, 3], [5, 4], [NAN, NAN]])
+    lone = run_from(record(3, model_path="solo"), [[0]] * 4)
+    out = pointwise_vs_pairwise(stats(["a"] * 4, [0, 0, 0, 1], runs=[pair, point, lone]))
+    [model] = out["models"]
+    assert model["model_path"] == "judge"
+    assert model["pairwise"] == [{"run_id": 1, "k": 1, "frames": 8, "n": 4, "accuracy": 1.0,
+                                  "accuracy_unparsed_wrong": 0.75}]
+    assert model["pointwise"] == [{"run_id": 2, "k": 1, "frames": 8, "n": 3, "accuracy": pytest.approx(2 / 3),
+                                   "accuracy_unparsed_wrong": pytest.approx(2 / 3)}]
+    common = model["common"]
+    assert (common["pairwise_run"], common["pointwise_run"]) == (1, 2)
+    assert common["pairwise"] == {"n": 3, "accuracy": 1.0, "accuracy_unparsed_wrong": pytest.approx(2 / 3)}
+    assert common["pointwise"]["accuracy"] == pytest.approx(2 / 3)
+    assert common["agreement"] == 0.5  # items 0 and 1 decided by both: agree on 0 only
+    roundtrips(out)
