@@ -72,7 +72,8 @@ class StatsView(QDialog):
         self.summary.setPlainText(summary_text(report))
         for name, draw in FIGURES.items():
             self.tabs.addTab(ChartView(draw(report), name), name.replace("_", " "))
-        self.status.setText(f"{report['items']} items, {len(report['judges'])} judge runs")
+        runs = len(report["judges"])
+        self.status.setText(f"{report['items']} items, {runs} judge run{'' if runs == 1 else 's'}")
         self.export.setEnabled(True)
 
     def _write_report(self) -> None:
