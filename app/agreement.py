@@ -53,6 +53,7 @@ class _Profiles:
                 size = int(key.max()) + 1
             key, size = key * (k + 1) + column + 1, size * (k + 1)
         _, first, self.inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        self.inverse = self.inverse.astype(np.int32)  # int32 gathers are several times faster
         self.codes = codes[first]  # (profiles, annotators), -1 = no label
         self.counts = counts.astype(float)  # items per profile
         self.per_category = np.stack([(self.codes == c).sum(1) for c in range(k)], 1).astype(float) \
@@ -196,14 +197,17 @@ def _resample_weights(p: _Profiles, n: int, rng: np.random.Generator, chunk: int
         if len(p.counts) <= 4096:  # multinomial over profiles: same distribution, far cheaper
             yield rng.multinomial(p.n_items, probabilities, size=rows).astype(float)
         else:  # many distinct profiles: drawing item indices is faster
-            draws = p.inverse[rng.integers(0, p.n_items, size=(rows, p.n_items))]
-            yield np.stack([np.bincount(d, minlength=len(p.counts)) for d in draws]).astype(float)
+            drawn = p.inverse[rng.integers(0, p.n_items, size=(rows, p.n_items), dtype=np.int32)]
+            weights = np.empty((rows, len(p.counts)))
+            for row, profiles in enumerate(drawn):  # row by row: the counts stay in cache
+                weights[row] = np.bincount(profiles, minlength=len(p.counts))
+            yield weights
 
 
 def _bootstrap(p: _Profiles, n: int, seed: int, which: tuple[str, ...] = _ALL) -> dict[str, Any]:
     """Every statistic over ``n`` item-level bootstrap resamples (arrays of length n)."""
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(n, 4_000_000 // max(1, len(p.counts))))
+    chunk = max(1, min(n, 4_000_000 // max(1, len(p.counts)), 10_000_000 // max(1, p.n_items)))
     parts = [_evaluate(p, w, which) for w in _resample_weights(p, n, rng, chunk)]
     out: dict[str, Any] = {k: np.concatenate([x[k] for x in parts]) for k in _FLOAT_STATS if k in parts[0]}
     if "cohen_pairs" in parts[0]:

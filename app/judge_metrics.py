@@ -163,12 +163,12 @@ def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.nd
     ``frames`` (same model path, mode, K, both-orders, template, seed, temperature and token
     limit; of runs identical in frames too, the latest counts).
 
-    ``video`` is a boolean item mask; by default the items whose category is a VideoRewardBench
-    dimension. "reasoning" is also a VL-RewardBench category, so a project mixing both
-    benchmarks should pass the mask.
+    ``video`` is a boolean item mask; by default the items whose media is a video (or, for data
+    without media kinds, whose category is a VideoRewardBench dimension).
     """
     if video is None:
-        video = np.isin(data.categories.astype(str), VIDEOREWARDBENCH_DIMENSIONS)
+        video = (data.media_kind == "video") if data.media_kind is not None else np.isin(
+            data.categories.astype(str), VIDEOREWARDBENCH_DIMENSIONS)
         how = "category is a VideoRewardBench dimension"
     else:
         video = np.asarray(video, dtype=bool)

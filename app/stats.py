@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .agreement import agreement_report
-from .judge_metrics import run_metrics
+from .judge_metrics import frames_curve, pointwise_vs_pairwise, run_metrics
 from .length_bias import length_report
 from .stats_data import load_stats_data
 from .store import Store
@@ -28,6 +28,8 @@ def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200)
         "length": length_report(data),
         "agreement": agreement_report(data, bootstrap=bootstrap),
         "judges": {str(r.run.id): run_metrics(data, r) for r in runs},
+        "frames_curve": frames_curve(data),
+        "pointwise_vs_pairwise": pointwise_vs_pairwise(data),
     }
 
 

@@ -8,6 +8,7 @@ has one entry per item.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,6 +30,7 @@ class RunData:
     first_shown: np.ndarray
     parsed: np.ndarray
     judged: np.ndarray
+    scores: np.ndarray | None = None  # pointwise runs: the parsed score of each sample
 
 
 @dataclass
@@ -43,6 +45,7 @@ class StatsData:
     annotators: list[str]
     labels: dict[str, np.ndarray] = field(default_factory=dict)  # annotator → coded preference
     runs: list[RunData] = field(default_factory=list)
+    media_kind: np.ndarray | None = None  # "none" | "image" | "video" per item
 
     @property
     def index_of(self) -> dict[int, int]:
@@ -60,7 +63,7 @@ WHERE rn = 1"""
 
 def load_stats_data(store: Store) -> StatsData:
     """Read items, current labels and every judge run's verdicts."""
-    rows = store.query("SELECT id, category, n_responses, ref_chosen, prompt_words FROM items ORDER BY id")
+    rows = store.query("SELECT id, category, n_responses, ref_chosen, prompt_words, media_kind FROM items ORDER BY id")
     n = len(rows)
     item_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
     index = {int(item_id): i for i, item_id in enumerate(item_ids)}
@@ -88,20 +91,23 @@ def load_stats_data(store: Store) -> StatsData:
     labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
 
     runs = [_run_data(store, run, index, n) for run in store.runs()]
+    media_kind = np.array([r[5] for r in rows], dtype=object)
     return StatsData(item_ids, categories, n_responses, ref_chosen, [tuple(t) for t in tags], query_words,
-                     response_words, sorted(labels), labels, runs)
+                     response_words, sorted(labels), labels, runs, media_kind)
 
 
 def _run_data(store: Store, run: RunRecord, index: dict[int, int], n: int) -> RunData:
     rows = store.query(
-        "SELECT item_id, sample_idx, choice, parsed, error, order_shown FROM verdicts WHERE run_id = ?", (run.id,)
+        "SELECT item_id, sample_idx, choice, parsed, error, order_shown, scores FROM verdicts WHERE run_id = ?",
+        (run.id,),
     )
     samples = 1 + max((r[1] for r in rows), default=0)
     choices = np.full((n, samples), np.nan)
     first = np.full((n, samples), np.nan)
     parsed = np.zeros((n, samples), dtype=bool)
     judged = np.zeros((n, samples), dtype=bool)
-    for item_id, sample, choice, ok, error, order in rows:
+    scores = np.full((n, samples), np.nan) if run.mode == "pointwise" else None
+    for item_id, sample, choice, ok, error, order, score_json in rows:
         i = index.get(item_id)
         if i is None:
             continue
@@ -110,4 +116,7 @@ def _run_data(store: Store, run: RunRecord, index: dict[int, int], n: int) -> Ru
         if ok and choice is not None:
             choices[i, sample] = choice
         first[i, sample] = int(order[1:order.index(",")] if "," in order else order[1:-1])
-    return RunData(run, choices, first, parsed, judged)
+        if scores is not None and ok and score_json:
+            value = json.loads(score_json)[0]
+            scores[i, sample] = np.nan if value is None else value
+    return RunData(run, choices, first, parsed, judged, scores)

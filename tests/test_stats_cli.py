@@ -83,3 +83,15 @@ def test_statistics_view_shows_figures_and_exports(qtbot, project, tmp_path):
             chart.save(str(tmp_path / f"chart.{fmt}"))
             assert (tmp_path / f"chart.{fmt}").stat().st_size > 500
         view.close()
+
+
+def test_pointwise_run_is_scored_from_stored_scores(project, capsys):
+    with Store.open(project) as store:
+        backend = FakeBackend(script=lambda r: "Score: 9/10" if "GOOD" in r.prompt else "Score: 2/10")
+        session = JudgeSession(store, backend, JudgeConfig(mode="pointwise"))
+        session.judge([s.id for s in store.item_summaries(0, 100)])
+        run_id = session.run.id
+    assert main(["stats", "--db", str(project), "--json", "--run", str(run_id), "--bootstrap", "10"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["judges"][str(run_id)]["overall"] == 1.0
+    assert report["pointwise_vs_pairwise"]
