@@ -15,7 +15,10 @@ Speed: every statistic depends on the items only through how many items share ea
 (the row of codes across annotators), so items are collapsed to distinct profiles once and a
 statistic is a weighted sum over profiles. A bootstrap resample is then a weight vector (how
 often each profile was drawn), so B resamples cost one (B × profiles) matrix product instead of
-B recomputations.
+B recomputations. Cost grows with resamples × distinct profiles × annotator pairs; measured on
+2 CPU cores: 100k items × 3 annotators (≤ 125 profiles), the whole report with 1000 resamples
+≈ 0.1 s; 100k items × 10 annotators all labelling everything (~38k profiles) ≈ 3 s with 200
+resamples, 12 s with 1000 — pass fewer resamples there.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .stats_data import TIE, StatsData
 Labels = dict[str, np.ndarray]
 _FLOAT_STATS = ("percent", "cohen_mean", "fleiss", "krippendorff_alpha")
 _ALL = (*_FLOAT_STATS, "percent_pairs", "cohen_pairs")
+_MULTINOMIAL_MAX_PROFILES = 4096  # above this, drawing item indices is faster than a multinomial
 
 
 class _Profiles:
@@ -194,9 +198,9 @@ def _resample_weights(p: _Profiles, n: int, rng: np.random.Generator, chunk: int
     probabilities = p.counts / p.n_items
     for start in range(0, n, chunk):
         rows = min(chunk, n - start)
-        if len(p.counts) <= 4096:  # multinomial over profiles: same distribution, far cheaper
+        if len(p.counts) <= _MULTINOMIAL_MAX_PROFILES:  # multinomial over profiles: same distribution
             yield rng.multinomial(p.n_items, probabilities, size=rows).astype(float)
-        else:  # many distinct profiles: drawing item indices is faster
+        else:
             drawn = p.inverse[rng.integers(0, p.n_items, size=(rows, p.n_items), dtype=np.int32)]
             weights = np.empty((rows, len(p.counts)))
             for row, profiles in enumerate(drawn):  # row by row: the counts stay in cache

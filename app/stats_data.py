@@ -52,13 +52,11 @@ class StatsData:
         return {int(item_id): i for i, item_id in enumerate(self.item_ids)}
 
 
+# SQLite takes the bare columns of an aggregate query from the row holding max(): the
+# newest label per (item, annotator), answered from the covering index labels_current.
 _CURRENT_LABELS = """
-SELECT item_id, name, outcome, preferred FROM (
-    SELECT l.item_id, a.name, l.outcome, l.preferred,
-           ROW_NUMBER() OVER (PARTITION BY l.item_id, l.annotator_id ORDER BY l.created_at DESC, l.rowid DESC) AS rn
-    FROM labels l JOIN annotators a ON a.id = l.annotator_id
-    WHERE l.kind = 'label')
-WHERE rn = 1"""
+SELECT item_id, annotator_id, outcome, preferred, max(created_at) FROM labels
+WHERE kind = 'label' GROUP BY item_id, annotator_id"""
 
 
 def load_stats_data(store: Store) -> StatsData:
@@ -80,43 +78,56 @@ def load_stats_data(store: Store) -> StatsData:
     for item_id, kind in store.query("SELECT item_id, kind FROM ref_error_tags ORDER BY item_id, idx"):
         tags[index[item_id]].append(kind)
 
-    annotators = store.annotators()
-    labels = {name: np.full(n, np.nan) for name in annotators}
+    names = dict(store.query("SELECT id, name FROM annotators"))
+    labels = {name: np.full(n, np.nan) for name in names.values()}
     codes = {"tie": TIE, "both_bad": BOTH_BAD}
-    for item_id, name, outcome, preferred in store.query(_CURRENT_LABELS):
+    for item_id, annotator_id, outcome, preferred, _at in store.query(_CURRENT_LABELS):
         if outcome == "prefer" and preferred is not None:
-            labels[name][index[item_id]] = preferred
+            labels[names[annotator_id]][index[item_id]] = preferred
         elif outcome in codes:
-            labels[name][index[item_id]] = codes[outcome]
+            labels[names[annotator_id]][index[item_id]] = codes[outcome]
     labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
 
-    runs = [_run_data(store, run, index, n) for run in store.runs()]
+    runs = [_run_data(store, run, item_ids) for run in store.runs()]
     media_kind = np.array([r[5] for r in rows], dtype=object)
     return StatsData(item_ids, categories, n_responses, ref_chosen, [tuple(t) for t in tags], query_words,
                      response_words, sorted(labels), labels, runs, media_kind)
 
 
-def _run_data(store: Store, run: RunRecord, index: dict[int, int], n: int) -> RunData:
+def _run_data(store: Store, run: RunRecord, item_ids: np.ndarray) -> RunData:
+    # first shown = the first number of the JSON order list, cut out in SQL
     rows = store.query(
-        "SELECT item_id, sample_idx, choice, parsed, error, order_shown, scores FROM verdicts WHERE run_id = ?",
+        "SELECT item_id, sample_idx, coalesce(choice, -1), parsed, error IS NULL,"
+        " CAST(substr(order_shown, 2, CASE WHEN instr(order_shown, ',') > 0 THEN instr(order_shown, ',') - 2"
+        " ELSE length(order_shown) - 2 END) AS INTEGER) FROM verdicts WHERE run_id = ?",
         (run.id,),
     )
-    samples = 1 + max((r[1] for r in rows), default=0)
+    n = len(item_ids)
+    table = np.array(rows, dtype=np.int64).reshape(-1, 6)
+    samples = int(table[:, 1].max()) + 1 if len(table) else 1
+    rows_of = np.searchsorted(item_ids, table[:, 0])
+    known = (rows_of < n) & (item_ids[np.minimum(rows_of, n - 1)] == table[:, 0]) if n else np.zeros(0, bool)
+    table, rows_of = table[known], rows_of[known]
+    cols = table[:, 1]
     choices = np.full((n, samples), np.nan)
     first = np.full((n, samples), np.nan)
     parsed = np.zeros((n, samples), dtype=bool)
     judged = np.zeros((n, samples), dtype=bool)
-    scores = np.full((n, samples), np.nan) if run.mode == "pointwise" else None
-    for item_id, sample, choice, ok, error, order, score_json in rows:
-        i = index.get(item_id)
-        if i is None:
-            continue
-        judged[i, sample] = error is None
-        parsed[i, sample] = bool(ok)
-        if ok and choice is not None:
-            choices[i, sample] = choice
-        first[i, sample] = int(order[1:order.index(",")] if "," in order else order[1:-1])
-        if scores is not None and ok and score_json:
+    ok = table[:, 3].astype(bool)
+    judged[rows_of, cols] = table[:, 4].astype(bool)
+    parsed[rows_of, cols] = ok
+    picked = ok & (table[:, 2] >= 0)
+    choices[rows_of[picked], cols[picked]] = table[picked, 2]
+    first[rows_of, cols] = table[:, 5]
+    scores = None
+    if run.mode == "pointwise":
+        scores = np.full((n, samples), np.nan)
+        for item_id, sample, score_json in store.query(
+            "SELECT item_id, sample_idx, scores FROM verdicts WHERE run_id = ? AND parsed = 1 AND scores IS NOT NULL",
+            (run.id,),
+        ):
             value = json.loads(score_json)[0]
-            scores[i, sample] = np.nan if value is None else value
+            i = int(np.searchsorted(item_ids, item_id))
+            if value is not None and i < n and item_ids[i] == item_id:
+                scores[i, sample] = value
     return RunData(run, choices, first, parsed, judged, scores)

@@ -135,8 +135,10 @@ def _initial(conn: sqlite3.Connection) -> None:
             display_order   TEXT NOT NULL DEFAULT '[]',
             step_marks      TEXT NOT NULL DEFAULT '[]'
         );
-        CREATE INDEX labels_item_annotator ON labels(item_id, annotator_id, kind, created_at);
+        -- Covering index for "the newest label per (item, annotator)" (statistics, current label).
+        CREATE INDEX labels_current ON labels(kind, item_id, annotator_id, created_at, outcome, preferred);
         CREATE INDEX labels_annotator_item ON labels(annotator_id, kind, item_id, created_at);
+        CREATE INDEX labels_item ON labels(item_id);
         CREATE TABLE display_orders (
             item_id      INTEGER NOT NULL REFERENCES items(id),
             annotator_id INTEGER NOT NULL REFERENCES annotators(id),
