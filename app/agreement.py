@@ -15,10 +15,11 @@ Speed: every statistic depends on the items only through how many items share ea
 (the row of codes across annotators), so items are collapsed to distinct profiles once and a
 statistic is a weighted sum over profiles. A bootstrap resample is then a weight vector (how
 often each profile was drawn), so B resamples cost one (B × profiles) matrix product instead of
-B recomputations. Cost grows with resamples × distinct profiles × annotator pairs; measured on
-2 CPU cores: 100k items × 3 annotators (≤ 125 profiles), the whole report with 1000 resamples
-≈ 0.1 s; 100k items × 10 annotators all labelling everything (~38k profiles) ≈ 3 s with 200
-resamples, 12 s with 1000 — pass fewer resamples there.
+B recomputations. Cost grows with resamples × distinct profiles × annotator pairs. Measured on
+2 CPU cores, whole report (both variants + flip rate): 100k items × 3 annotators (≤ 125
+profiles) ≈ 65 ms without bootstrap, 75 ms with 200 resamples, 90 ms with 1000; 100k items ×
+10 annotators who all label everything (~38k profiles) ≈ 0.3 s / 1.8 s / 6.7 s — pass fewer
+resamples there.
 """
 
 from __future__ import annotations
@@ -145,21 +146,22 @@ def _named(p: _Profiles, by_index: dict[tuple[int, int], np.ndarray]) -> dict[tu
 def percent_agreement(labels: Labels) -> float:
     """Observed agreement (Fleiss' P̄ convention): over items labelled by ≥ 2 annotators, the
     mean over items of the fraction of annotator pairs on that item that gave the same code.
-    Items weigh equally whatever their number of raters."""
+    Items weigh equally whatever their number of raters; with 2 annotators this is the plain
+    fraction of shared items they agree on."""
     return _point(labels, "percent")
 
 
 def percent_pairs(labels: Labels) -> dict[tuple[str, str], float]:
     """Per annotator pair: fraction of the items both labelled on which they gave the same code."""
     p = _Profiles(labels)
-    return _named(p, _evaluate(p, p.counts[None, :])["percent_pairs"])
+    return _named(p, _evaluate(p, p.counts[None, :], ("percent_pairs",))["percent_pairs"])
 
 
 def cohen_pairs(labels: Labels) -> dict[tuple[str, str], float]:
     """Unweighted Cohen's kappa per annotator pair (in ``labels`` order), on the items both
     labelled — equals ``sklearn.metrics.cohen_kappa_score``; NaN where undefined."""
     p = _Profiles(labels)
-    return _named(p, _evaluate(p, p.counts[None, :])["cohen_pairs"])
+    return _named(p, _evaluate(p, p.counts[None, :], ("cohen_pairs",))["cohen_pairs"])
 
 
 def cohen_mean(labels: Labels) -> float:
@@ -176,7 +178,7 @@ def fleiss(labels: Labels) -> float:
 
 def krippendorff_alpha(labels: Labels) -> float:
     """Nominal Krippendorff's alpha, 1 − D_o / D_e from the coincidence matrix; uses every item
-    with ≥ 2 labels (missing labels allowed). Equals ``krippendorff.alpha(level="nominal")``."""
+    with ≥ 2 labels (missing labels allowed). Equals ``krippendorff.alpha(level_of_measurement="nominal")``."""
     return _point(labels, "krippendorff_alpha")
 
 
