@@ -9,8 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from .agreement import agreement_report
-from .judge_metrics import frames_curve, pointwise_vs_pairwise, run_metrics
+from .agreement import agreement_report, judge_human_kappa
+from .judge_metrics import frames_curve, item_verdicts, pointwise_vs_pairwise, run_metrics
 from .length_bias import length_report
 from .stats_data import load_stats_data
 from .store import Store
@@ -27,10 +27,19 @@ def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200)
         "categories": dict(Counter(str(c) for c in data.categories)),
         "length": length_report(data),
         "agreement": agreement_report(data, bootstrap=bootstrap),
-        "judges": {str(r.run.id): run_metrics(data, r) for r in runs},
+        "judges": {str(r.run.id): _judge(data, r) for r in runs},
         "frames_curve": frames_curve(data),
         "pointwise_vs_pairwise": pointwise_vs_pairwise(data),
     }
+
+
+def _judge(data, run) -> dict[str, Any]:
+    """A run's accuracy tables plus Cohen's kappa between its verdicts and each annotator."""
+    metrics = run_metrics(data, run)
+    verdicts = item_verdicts(data, run)
+    kappas = judge_human_kappa(verdicts, data.labels) if data.labels and verdicts is not None else {}
+    metrics["human_kappa"] = {name: (None if value != value else float(value)) for name, value in kappas.items()}
+    return metrics
 
 
 def _pct(value) -> str:
@@ -66,6 +75,8 @@ def summary_text(report: dict[str, Any]) -> str:
                      f" unparsed {m.get('unparsed')}")
         for category, c in (m.get("per_category") or {}).items():
             lines.append(f"  {category}: {_pct(c.get('accuracy'))} of {c.get('n')}")
+        for name, kappa in (m.get("human_kappa") or {}).items():
+            lines.append(f"  Cohen's kappa judge ↔ {name}: {_num(kappa)}")
         if m.get("position_consistency") is not None:
             lines.append(f"  position consistency {_pct(m['position_consistency'])},"
                          f" first-position preference {_pct(m.get('first_position_preference'))}")

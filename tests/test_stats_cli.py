@@ -50,6 +50,7 @@ def test_stats_json_has_every_documented_key(project, capsys):
     assert set(run) >= {"overall", "macro", "per_category", "overall_unparsed_wrong", "macro_unparsed_wrong",
                         "unparsed", "per_error_type", "position_consistency", "k_curve"}
     assert run["overall"] == 1.0 and run["position_consistency"] == 1.0
+    assert set(run["human_kappa"]) == {"alice", "bob"}
 
 
 def test_stats_text_and_report_folder(project, tmp_path, capsys):
