@@ -63,6 +63,10 @@ KEYMAP: tuple[Shortcut, ...] = (
     _S("frame_back", (",",), "Previous video frame", "Media"),
     _S("judge_panel", ("Ctrl+J",), "Show or hide the judge panel (reveals the dataset's reference)", "Judge"),
     _S("judge_item", ("Ctrl+Shift+J",), "Judge this item with the local model", "Judge"),
+    _S("review_panel", ("Ctrl+R",), "Show or hide every label and verdict of the item (review)", "Review"),
+    _S("adjudicate", ("Ctrl+D",), "Adjudicate: label keys set the final decision", "Review"),
+    _S("add_to_collection", ("Ctrl+Shift+C",), "Add this item to a collection", "Review"),
+    _S("collect_filtered", ("Ctrl+Shift+A",), "Add every item shown in the table to a collection", "Review"),
     _S("statistics", ("Ctrl+I",), "Statistics: agreement, judge accuracy, length bias", "View"),
     _S("cheat_sheet", ("?", "F1"), "Show this list", "Help"),
 )

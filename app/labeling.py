@@ -14,10 +14,11 @@ from .records import ItemFilter, Label, LabelDraft, TableRow
 from .store import Store
 
 
-def draft_to_label(item_id: int, annotator: str, order: tuple[int, ...], draft: LabelDraft) -> Label:
+def draft_to_label(item_id: int, annotator: str, order: tuple[int, ...], draft: LabelDraft,
+                   kind: str = "label") -> Label:
     """Turn what the panel shows into a storable label (response indices, order kept)."""
     if draft.is_empty:
-        return Label(item_id, annotator, "cleared", display_order=order)
+        return Label(item_id, annotator, "cleared", display_order=order, kind=kind)
     ranking: tuple[int, ...] = ()
     outcome = draft.outcome or ("prefer" if draft.preferred_position else "unrated")
     if outcome == "prefer":
@@ -36,6 +37,7 @@ def draft_to_label(item_id: int, annotator: str, order: tuple[int, ...], draft: 
         note=draft.note,
         display_order=order,
         step_marks=tuple((order[pos - 1], step, correct) for pos, step, correct in draft.step_marks),
+        kind=kind,
     )
 
 
@@ -81,9 +83,10 @@ class _Change:
 class LabelingSession:
     """Labels for one annotator in one project. Not thread-safe; use from one thread."""
 
-    def __init__(self, store: Store, annotator: str):
+    def __init__(self, store: Store, annotator: str, kind: str = "label"):
         self.store = store
         self.annotator = annotator.strip()
+        self.kind = kind  # "label", or "adjudication" for an adjudicator's final decisions
         store.annotator_id(self.annotator)
         self._undo: list[_Change] = []
         self._redo: list[_Change] = []
@@ -94,7 +97,7 @@ class LabelingSession:
 
     def draft(self, item_id: int) -> LabelDraft:
         """The annotator's current label for the item, in screen terms."""
-        return label_to_draft(self.store.current_label(item_id, self.annotator), self.order(item_id))
+        return label_to_draft(self.store.current_label(item_id, self.annotator, self.kind), self.order(item_id))
 
     def save(self, item_id: int, draft: LabelDraft) -> Label | None:
         """Write ``draft`` as the item's new current label (durably, before returning).
@@ -136,7 +139,7 @@ class LabelingSession:
         return bool(self._redo)
 
     def _write(self, item_id: int, draft: LabelDraft) -> Label:
-        return self.store.add_label(draft_to_label(item_id, self.annotator, self.order(item_id), draft))
+        return self.store.add_label(draft_to_label(item_id, self.annotator, self.order(item_id), draft, self.kind))
 
     # -- navigation and the table -----------------------------------------------------------
 

@@ -10,7 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from .agreement import agreement_report, judge_human_kappa
-from .judge_metrics import frames_curve, item_verdicts, pointwise_vs_pairwise, run_metrics
+from .judge_metrics import (
+    frames_curve,
+    item_verdicts,
+    pointwise_vs_pairwise,
+    run_metrics,
+)
 from .length_bias import length_report
 from .stats_data import load_stats_data
 from .store import Store

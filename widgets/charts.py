@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 EXPORT_FORMATS = ("png", "svg", "pdf")
 
@@ -12,7 +18,9 @@ class ChartView(QWidget):
 
     def __init__(self, figure, name: str, parent=None):
         super().__init__(parent)
-        from matplotlib.backends.backend_qtagg import FigureCanvasQTAgg  # ~0.4 s: only when a chart is shown
+        from matplotlib.backends.backend_qtagg import (
+            FigureCanvasQTAgg,  # ~0.4 s: only when a chart is shown
+        )
 
         self.figure = figure
         self.name = name

@@ -46,6 +46,10 @@ def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
         "cheat_sheet": lambda: show_cheat_sheet(w),
         "judge_panel": w.toggle_judge,
         "statistics": lambda: show_statistics(w),
+        "review_panel": w.toggle_review,
+        "adjudicate": w.toggle_adjudicate,
+        "add_to_collection": lambda: w.collect(False),
+        "collect_filtered": lambda: w.collect(True),
         "judge_item": lambda: (w.judge.show(), w.judge.judge_current()),
     }
     for position in range(1, 5):

@@ -11,6 +11,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..labeling import LabelingSession
 from ..records import Item, ItemFilter, LabelDraft, TableRow
+from ..review import ReviewData, review_data
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
 
@@ -133,6 +134,34 @@ class AnnotationController(QObject):
             self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
         self.saved.emit(self.session.table_row(item_id))
         return item_id
+
+    # -- review, adjudication, collections ------------------------------------------------------
+
+    @property
+    def adjudicating(self) -> bool:
+        return self.session.kind == "adjudication"
+
+    def set_adjudicating(self, on: bool) -> None:
+        """Switch between labeling and adjudicating (final decisions, stored as
+        ``kind="adjudication"`` under the same name). Undo history starts afresh."""
+        self.session = LabelingSession(self.store, self.annotator, "adjudication" if on else "label")
+        if self.current is not None:
+            item = self.current.item
+            self.current = ItemView(item, self.current.order, self.session.draft(item.id))
+
+    def review(self) -> ReviewData | None:
+        """Every label and verdict of the current item, in this user's screen terms."""
+        if self.current is None:
+            return None
+        return review_data(self.store, self.current.item, self.current.order)
+
+    def add_to_collection(self, name: str, whole_filter: bool = False) -> int:
+        """Add the current item (or every item the table shows) to a named collection."""
+        if whole_filter:
+            ids = [row.summary.id for row in self.page(0, self.row_count())]
+        else:
+            ids = [self.current.item.id] if self.current else []
+        return self.store.add_to_collection(name.strip(), ids)
 
     def close(self) -> None:
         self.loader.stop()

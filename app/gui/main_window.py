@@ -12,10 +12,13 @@ from pairscope.widgets.item_table import ItemTable
 from pairscope.widgets.label_panel import LabelPanel
 from pairscope.widgets.media_view import MediaView
 from pairscope.widgets.response_view import ResponsePane, ResponseText
+from pairscope.widgets.review_panel import ReviewPanel
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
+    QDockWidget,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
@@ -77,6 +80,12 @@ class MainWindow(QMainWindow):
         self.judge = JudgeDock(self, settings)
         self.addDockWidget(Qt.RightDockWidgetArea, self.judge)
         self.judge.hide()  # it reveals the dataset's reference: shown only on request
+        self.review = ReviewPanel()
+        self.review_dock = QDockWidget("Review", self, objectName="review-dock")
+        self.review_dock.setWidget(self.review)
+        self.addDockWidget(Qt.RightDockWidgetArea, self.review_dock)
+        self.review_dock.hide()
+        self._collection = ""
 
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self.apply_filter)
@@ -180,6 +189,41 @@ class MainWindow(QMainWindow):
         self._show_step_marks(view.draft)
         if self.judge.isVisible():
             self.judge.show_item_verdicts()
+        self.refresh_review()
+
+    def refresh_review(self) -> None:
+        if not self.review_dock.isVisible():
+            return
+        data = self.controller.review()
+        if data is not None:
+            self.review.show_review(data.reference, data.labels, data.verdicts)
+
+    def toggle_review(self) -> None:
+        self.review_dock.setVisible(not self.review_dock.isVisible())
+        self.refresh_review()
+
+    def toggle_adjudicate(self) -> None:
+        """Label keys write final (adjudication) decisions while this is on."""
+        self.panel.flush()
+        on = not self.controller.adjudicating
+        self.controller.set_adjudicating(on)
+        self.review.set_mode(f"Adjudicating as {self.controller.annotator}" if on else "")
+        if on:
+            self.review_dock.show()
+        current = self.controller.current
+        if current is not None:
+            self.panel.set_draft(current.draft)
+        self.refresh_review()
+        self.statusBar().showMessage("Adjudicating: your decisions are final and audited." if on
+                                     else "Back to labeling.", 4000)
+
+    def collect(self, whole_filter: bool) -> None:
+        what = "every item shown" if whole_filter else "this item"
+        name, ok = QInputDialog.getText(self, "Collection", f"Add {what} to the collection:", text=self._collection)
+        if ok and name.strip():
+            self._collection = name.strip()
+            added = self.controller.add_to_collection(name, whole_filter)
+            self.statusBar().showMessage(f"{added} item(s) added to {name.strip()!r}.", 4000)
 
     def toggle_judge(self) -> None:
         self.judge.setVisible(not self.judge.isVisible())
@@ -201,6 +245,7 @@ class MainWindow(QMainWindow):
     def save_draft(self, draft) -> None:
         if self.controller.save(draft):
             self._show_step_marks(draft)
+            self.refresh_review()
 
     def undo(self) -> None:
         self._history(self.controller.undo(), "Undone")

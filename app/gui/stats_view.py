@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 
+from pairscope.widgets.charts import ChartView
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
@@ -16,8 +17,6 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QVBoxLayout,
 )
-
-from pairscope.widgets.charts import ChartView
 
 from ..stats import compute_stats, summary_text, write_report
 from ..store import Store

@@ -1,0 +1,73 @@
+"""Review, adjudication and collections in the window."""
+
+from __future__ import annotations
+
+import fake_backend  # noqa: F401
+from fake_backend import FakeBackend
+from helpers import show_active
+from PySide6.QtCore import Qt
+
+from pairscope.app.gui.controller import AnnotationController
+from pairscope.app.gui.main_window import MainWindow
+from pairscope.app.judging import JudgeConfig, JudgeSession
+from pairscope.app.labeling import LabelingSession
+from pairscope.app.records import Item, LabelDraft, Reference, Response
+from pairscope.app.store import Store
+
+
+def build(path):
+    with Store.create(path) as store:
+        store.add_items([Item(ext_id=f"it{i}", prompt="Which?", responses=(Response(0, "GOOD a"), Response(1, "BAD b")),
+                              reference=Reference(ranking=(0, 1))) for i in range(3)])
+        ids = [s.id for s in store.item_summaries(0, 10)]
+        for name, outcome in (("alice", "tie"), ("bob", "both_bad")):
+            LabelingSession(store, name).save(ids[0], LabelDraft(outcome=outcome, note=f"{name} note"))
+        script = lambda r: "Both look fine.\nOverall Judgment: Answer 2 is better\nThanks."  # noqa: E731
+        JudgeSession(store, FakeBackend(script=script), JudgeConfig(k=2)).judge(ids[:1])
+    return ids
+
+
+def test_review_shows_labels_and_verdicts_with_deciding_sentence(qtbot, tmp_path):
+    path = tmp_path / "p.pairscope"
+    build(path)
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
+    qtbot.keyClick(window, Qt.Key_R, Qt.ControlModifier)
+    text = window.review.text.toPlainText()
+    assert "alice: tie — alice note" in text and "bob: both bad — bob note" in text
+    assert "run 1, sample 1" in text and "run 1, sample 2" in text
+    assert window.review.highlighted == ["Overall Judgment: Answer 2 is better"] * 2
+    assert "Dataset reference: R" in text
+
+
+def test_adjudication_is_stored_apart_and_audited(qtbot, tmp_path):
+    path = tmp_path / "p.pairscope"
+    ids = build(path)
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
+    store = window.controller.store
+    qtbot.keyClick(window, Qt.Key_D, Qt.ControlModifier)
+    assert window.review_dock.isVisible() and "Adjudicating as carol" in window.review.mode.text()
+    qtbot.keyClick(window, Qt.Key_1)
+    qtbot.keyClick(window, Qt.Key_D)  # much better
+    adjudication = store.current_label(ids[0], "carol", kind="adjudication")
+    assert adjudication is not None and adjudication.strength == "much"
+    assert store.current_label(ids[0], "carol") is None  # not a regular label
+    qtbot.keyClick(window, Qt.Key_T)
+    history = [l for l in store.label_history(ids[0], "carol") if l.kind == "adjudication"]
+    assert [(l.outcome, l.strength) for l in history] == [("prefer", None), ("prefer", "much"), ("tie", None)]
+    assert "carol (adjudication): tie" in window.review.text.toPlainText()
+    qtbot.keyClick(window, Qt.Key_D, Qt.ControlModifier)
+    qtbot.keyClick(window, Qt.Key_B)
+    assert store.current_label(ids[0], "carol").outcome == "both_bad"
+
+
+def test_collections_from_the_window(qtbot, tmp_path, monkeypatch):
+    path = tmp_path / "p.pairscope"
+    build(path)
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
+    from pairscope.app.gui import main_window
+
+    monkeypatch.setattr(main_window.QInputDialog, "getText", staticmethod(lambda *a, **k: ("hard-v1", True)))
+    qtbot.keyClick(window, Qt.Key_C, Qt.ControlModifier | Qt.ShiftModifier)
+    assert window.controller.store.collections() == {"hard-v1": 1}
+    qtbot.keyClick(window, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
+    assert window.controller.store.collections() == {"hard-v1": 3}
