@@ -54,9 +54,20 @@ class StatsData:
 
 # SQLite takes the bare columns of an aggregate query from the row holding max(): the
 # newest label per (item, annotator), answered from the covering index labels_current.
+# Coded in SQL (see the module docstring; -1 = no preference) and returned as one
+# comma-joined string per column, which numpy parses in C: ~2-3x faster than row tuples.
 _CURRENT_LABELS = """
-SELECT item_id, annotator_id, outcome, preferred, max(created_at) FROM labels
-WHERE kind = 'label' GROUP BY item_id, annotator_id"""
+SELECT group_concat(item_id), group_concat(annotator_id), group_concat(code) FROM (
+    SELECT item_id, annotator_id,
+           CASE outcome WHEN 'prefer' THEN coalesce(preferred, -1) WHEN 'tie' THEN 100
+                        WHEN 'both_bad' THEN 101 ELSE -1 END AS code,
+           max(created_at)
+    FROM labels WHERE kind = 'label' GROUP BY item_id, annotator_id)"""
+
+
+def _ints(column: str | None) -> np.ndarray:
+    """A comma-joined integer column from ``group_concat`` as an array."""
+    return np.fromstring(column, sep=",", dtype=np.int64) if column else np.zeros(0, dtype=np.int64)
 
 
 def load_stats_data(store: Store) -> StatsData:
@@ -80,12 +91,11 @@ def load_stats_data(store: Store) -> StatsData:
 
     names = dict(store.query("SELECT id, name FROM annotators"))
     labels = {name: np.full(n, np.nan) for name in names.values()}
-    codes = {"tie": TIE, "both_bad": BOTH_BAD}
-    for item_id, annotator_id, outcome, preferred, _at in store.query(_CURRENT_LABELS):
-        if outcome == "prefer" and preferred is not None:
-            labels[names[annotator_id]][index[item_id]] = preferred
-        elif outcome in codes:
-            labels[names[annotator_id]][index[item_id]] = codes[outcome]
+    label_items, label_annotators, label_codes = (_ints(c) for c in store.query(_CURRENT_LABELS)[0])
+    label_rows = np.searchsorted(item_ids, label_items)
+    for annotator_id, name in names.items():
+        mine = (label_annotators == annotator_id) & (label_codes >= 0)
+        labels[name][label_rows[mine]] = label_codes[mine]
     labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
 
     runs = [_run_data(store, run, item_ids) for run in store.runs()]
@@ -96,14 +106,16 @@ def load_stats_data(store: Store) -> StatsData:
 
 def _run_data(store: Store, run: RunRecord, item_ids: np.ndarray) -> RunData:
     # first shown = the first number of the JSON order list, cut out in SQL
-    rows = store.query(
-        "SELECT item_id, sample_idx, coalesce(choice, -1), parsed, error IS NULL,"
-        " CAST(substr(order_shown, 2, CASE WHEN instr(order_shown, ',') > 0 THEN instr(order_shown, ',') - 2"
-        " ELSE length(order_shown) - 2 END) AS INTEGER) FROM verdicts WHERE run_id = ?",
+    columns = store.query(
+        "SELECT group_concat(item_id), group_concat(sample_idx), group_concat(coalesce(choice, -1)),"
+        " group_concat(parsed), group_concat(error IS NULL),"
+        " group_concat(CAST(substr(order_shown, 2, CASE WHEN instr(order_shown, ',') > 0"
+        " THEN instr(order_shown, ',') - 2 ELSE length(order_shown) - 2 END) AS INTEGER))"
+        " FROM verdicts WHERE run_id = ?",
         (run.id,),
-    )
+    )[0]
     n = len(item_ids)
-    table = np.array(rows, dtype=np.int64).reshape(-1, 6)
+    table = np.stack([_ints(c) for c in columns], axis=1) if columns[0] else np.zeros((0, 6), dtype=np.int64)
     samples = int(table[:, 1].max()) + 1 if len(table) else 1
     rows_of = np.searchsorted(item_ids, table[:, 0])
     known = (rows_of < n) & (item_ids[np.minimum(rows_of, n - 1)] == table[:, 0]) if n else np.zeros(0, bool)
