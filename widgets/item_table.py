@@ -19,6 +19,9 @@ PageSource = Callable[[int, int], Sequence[TableRow]]
 
 COLUMNS = ("ID", "Category", "Media", "Status", "My label", "Prompt")
 _STATUS_COLOURS = {"labeled": "#1e7b34", "discarded": "#8a6d00", "unlabeled": "#8a8f98"}
+# Enum lookups like Qt.DisplayRole cost ~5 µs each in PySide6; data() runs per cell per paint.
+_DISPLAY, _FOREGROUND, _TOOLTIP = Qt.DisplayRole, Qt.ForegroundRole, Qt.ToolTipRole
+_BRUSHES: dict[str, QBrush] = {}
 
 
 class ItemTableModel(QAbstractTableModel):
@@ -73,14 +76,14 @@ class ItemTableModel(QAbstractTableModel):
                     self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
                     return
 
-    def data(self, index: QModelIndex, role=Qt.DisplayRole):
-        if not index.isValid():
+    def data(self, index: QModelIndex, role=_DISPLAY):
+        if role != _DISPLAY and role != _FOREGROUND and role != _TOOLTIP:
             return None
         table_row = self.row(index.row())
         if table_row is None:
             return None
         item, column = table_row.summary, index.column()
-        if role == Qt.DisplayRole:
+        if role == _DISPLAY:
             if column == 0:
                 return item.ext_id
             if column == 1:
@@ -93,9 +96,12 @@ class ItemTableModel(QAbstractTableModel):
             if column == 4:
                 return table_row.own_label
             return " ".join(item.prompt_preview.split())
-        if role == Qt.ForegroundRole and column == 3:
-            return QBrush(QColor(_STATUS_COLOURS.get(table_row.status, "#000000")))
-        if role == Qt.ToolTipRole and column == 5:
+        if role == _FOREGROUND and column == 3:
+            brush = _BRUSHES.get(table_row.status)
+            if brush is None:
+                brush = _BRUSHES[table_row.status] = QBrush(QColor(_STATUS_COLOURS.get(table_row.status, "#000")))
+            return brush
+        if role == _TOOLTIP and column == 5:
             return item.prompt_preview
         return None
 

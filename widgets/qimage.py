@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from PIL import Image
 from PySide6.QtGui import QImage
 
@@ -15,6 +14,8 @@ def pil_to_qimage(img: Image.Image) -> QImage:
     """Convert a PIL image to a QImage that owns its pixels (RGB888, RGBA8888 or Grayscale8)."""
     if img.mode in ("I", "I;16", "I;16B", "I;16L", "I;16N", "F"):
         # 16-bit / float images (depth maps, scans): stretch their range into 8 bits.
+        import numpy as np  # rare path: keep numpy out of start-up
+
         arr = np.asarray(img, dtype=np.float32)
         lo, hi = (float(arr.min()), float(arr.max())) if arr.size else (0.0, 1.0)
         arr = (arr - lo) * (255.0 / (hi - lo)) if hi > lo else np.zeros_like(arr)

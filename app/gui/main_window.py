@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
 from ..keymap import hint
 from .actions import install_actions
 from .controller import AnnotationController
-from .judge_dock import JudgeDock
 from .media_loader import LoadedMedia
 
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
@@ -77,9 +76,7 @@ class MainWindow(QMainWindow):
         self.panel = LabelPanel(PANEL_HINTS)
         self.saved_label = QLabel()
         self._layout()
-        self.judge = JudgeDock(self, settings)
-        self.addDockWidget(Qt.RightDockWidgetArea, self.judge)
-        self.judge.hide()  # it reveals the dataset's reference: shown only on request
+        self._judge = None  # built on first use: it pulls in the judging modules
         self.review = ReviewPanel()
         self.review_dock = QDockWidget("Review", self, objectName="review-dock")
         self.review_dock.setWidget(self.review)
@@ -173,7 +170,8 @@ class MainWindow(QMainWindow):
             r.summary.id for r in (model.row(row + 1), model.row(row - 1), model.row(row + 2)) if r is not None
         )
         self.controller.close_frames()
-        self.media.show_placeholder("Loading…")
+        if self.controller.loader.cached(item_id) is None:
+            self.media.show_placeholder("Loading…")
         view = self.controller.open(item_id, neighbours)
         item = view.item
         self.item_title.setText(f"{item.ext_id}  ·  {item.category}" + (f" / {item.subset}" if item.subset else ""))
@@ -187,8 +185,8 @@ class MainWindow(QMainWindow):
         self.panel.set_steps([len(item.responses[idx].steps) for idx in view.order] if item.is_stepwise else [])
         self.panel.set_draft(view.draft)
         self._show_step_marks(view.draft)
-        if self.judge.isVisible():
-            self.judge.show_item_verdicts()
+        if self._judge is not None and self._judge.isVisible():
+            self._judge.show_item_verdicts()
         self.refresh_review()
 
     def refresh_review(self) -> None:
@@ -224,6 +222,17 @@ class MainWindow(QMainWindow):
             self._collection = name.strip()
             added = self.controller.add_to_collection(name, whole_filter)
             self.statusBar().showMessage(f"{added} item(s) added to {name.strip()!r}.", 4000)
+
+    @property
+    def judge(self):
+        """The judge dock (hidden until asked for: it reveals the dataset's reference)."""
+        if self._judge is None:
+            from .judge_dock import JudgeDock
+
+            self._judge = JudgeDock(self, self.settings)
+            self.addDockWidget(Qt.RightDockWidgetArea, self._judge)
+            self._judge.hide()
+        return self._judge
 
     def toggle_judge(self) -> None:
         self.judge.setVisible(not self.judge.isVisible())
@@ -309,7 +318,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         self.panel.flush()
         self.media.clear()
-        self.judge.shutdown()
+        if self._judge is not None:
+            self._judge.shutdown()
         if self.settings is not None:
             self.settings.setValue("window/geometry", self.saveGeometry())
             self.settings.setValue("window/main", self.main.saveState())
