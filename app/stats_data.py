@@ -72,19 +72,25 @@ def _ints(column: str | None) -> np.ndarray:
 
 def load_stats_data(store: Store) -> StatsData:
     """Read items, current labels and every judge run's verdicts."""
-    rows = store.query("SELECT id, category, n_responses, ref_chosen, prompt_words, media_kind FROM items ORDER BY id")
-    n = len(rows)
-    item_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
-    index = {int(item_id): i for i, item_id in enumerate(item_ids)}
-    categories = np.array([r[1] for r in rows], dtype=object)
-    n_responses = np.fromiter((r[2] for r in rows), dtype=np.int64, count=n)
-    ref_chosen = np.array([np.nan if r[3] is None else r[3] for r in rows], dtype=float)
-    query_words = np.fromiter((r[4] for r in rows), dtype=float, count=n)
+    ids, n_resp, chosen, words = store.query(
+        "SELECT group_concat(id), group_concat(n_responses), group_concat(coalesce(ref_chosen, -1)),"
+        " group_concat(prompt_words) FROM (SELECT * FROM items ORDER BY id)"
+    )[0]
+    item_ids, n_responses = _ints(ids), _ints(n_resp)
+    n = len(item_ids)
+    ref_chosen = _ints(chosen).astype(float)
+    ref_chosen[ref_chosen < 0] = np.nan
+    query_words = _ints(words).astype(float)
+    text_rows = store.query("SELECT category, media_kind FROM items ORDER BY id")
+    categories = np.array([r[0] for r in text_rows], dtype=object)
+    media_kind = np.array([r[1] for r in text_rows], dtype=object)
 
     response_words = np.full((n, 2), np.nan)
-    for item_id, idx, words in store.query("SELECT item_id, idx, words FROM responses WHERE idx < 2"):
-        response_words[index[item_id], idx] = words
+    r_items, r_idx, r_words = (_ints(c) for c in store.query(
+        "SELECT group_concat(item_id), group_concat(idx), group_concat(words) FROM responses WHERE idx < 2")[0])
+    response_words[np.searchsorted(item_ids, r_items), r_idx] = r_words
 
+    index = {int(item_id): i for i, item_id in enumerate(item_ids)}
     tags: list[list[str]] = [[] for _ in range(n)]
     for item_id, kind in store.query("SELECT item_id, kind FROM ref_error_tags ORDER BY item_id, idx"):
         tags[index[item_id]].append(kind)
@@ -99,7 +105,6 @@ def load_stats_data(store: Store) -> StatsData:
     labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
 
     runs = [_run_data(store, run, item_ids) for run in store.runs()]
-    media_kind = np.array([r[5] for r in rows], dtype=object)
     return StatsData(item_ids, categories, n_responses, ref_chosen, [tuple(t) for t in tags], query_words,
                      response_words, sorted(labels), labels, runs, media_kind)
 
