@@ -21,7 +21,7 @@ from .importer import import_file
 from .records import ImportReport
 from .store import SchemaError, Store
 
-SUBCOMMANDS = ("import", "info", "demo", "judge", "stats")
+SUBCOMMANDS = ("import", "info", "demo", "judge", "stats", "export", "pack", "merge")
 
 
 def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -75,6 +75,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--report", type=Path, metavar="DIR", help="also write report.md, stats.json and figures")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the 95%% CIs")
+
+    p = sub.add_parser("export", help="export a curated set (JSONL + media + manifest.json)")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--format", required=True, choices=("vlrewardbench", "trl", "jsonl"))
+    p.add_argument("--out", type=Path, required=True, help="output folder (must be empty unless --force)")
+    p.add_argument("--collection", help="only this collection")
+    p.add_argument("--only", choices=("adjudicated", "agreed"), help="only adjudicated / agreed items")
+    p.add_argument("--force", action="store_true", help="write into a non-empty folder")
+
+    p = sub.add_parser("pack", help="a self-contained project (items + media) for one annotator")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--out", type=Path, required=True, help="the packed project file")
+    p.add_argument("--annotator", required=True)
+    p.add_argument("--collection", help="only this collection")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+
+    p = sub.add_parser("merge", help="union the label histories of several projects into OUT")
+    p.add_argument("out", type=Path, help="the project to merge into (created if missing)")
+    p.add_argument("inputs", type=Path, nargs="+", help="annotators' projects")
+    p.add_argument("--allow-unrelated", action="store_true", help="merge projects that share no items")
     return parser
 
 
@@ -159,7 +179,54 @@ def cmd_stats(args) -> int:
     return 0
 
 
-COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge, "stats": cmd_stats}
+def cmd_export(args) -> int:
+    from .export import export_project
+
+    with Store.open(args.db) as store:
+        try:
+            result = export_project(store, args.out, args.format, collection=args.collection, only=args.only,
+                                    force=args.force)
+        except FileExistsError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+    print(f"exported {result.n_items} items to {result.out_dir} ({result.format}); manifest: {result.manifest_path}")
+    reasons: dict[str, int] = {}
+    for _item, reason in result.skipped:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    for reason, count in sorted(reasons.items()):
+        print(f"  skipped {count}: {reason}")
+    for item, warning in result.warnings:
+        print(f"warning: item {item}: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_pack(args) -> int:
+    from .teamwork import pack_project
+
+    with Store.open(args.db) as store:
+        result = pack_project(store, args.out, args.annotator, collection=args.collection, force=args.force)
+    print(f"packed {result.items} items, {result.labels} labels, {result.media_files} media files"
+          f" for {result.annotator}: {result.path}")
+    return 0
+
+
+def cmd_merge(args) -> int:
+    from .teamwork import merge_projects
+
+    report = merge_projects(args.out, args.inputs, allow_unrelated=args.allow_unrelated)
+    for line in report.inputs:
+        print(f"{line.path}: {line.items_added} items added, {line.labels_added} labels added"
+              f" ({line.labels_present} already there), {line.conflicts} conflicts")
+    for conflict in report.conflicts:
+        print(f"conflict: {conflict}", file=sys.stderr)
+    for skipped in report.skipped:
+        print(f"skipped: {skipped}", file=sys.stderr)
+    print(f"merged into {report.out}: {report.labels_added} labels added")
+    return 0
+
+
+COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge, "stats": cmd_stats,
+            "export": cmd_export, "pack": cmd_pack, "merge": cmd_merge}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

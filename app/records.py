@@ -168,15 +168,64 @@ class TableRow:
     own_label: str
 
 
+FILTER_STATUSES = ("labeled", "unlabeled", "adjudicated", "not_adjudicated")
+FILTER_JUDGE = ("wrong", "right", "unparsed", "inconsistent")
+FILTER_DISAGREEMENTS = ("annotators", "reference")
+FILTER_ERROR_SOURCES = ("any", "reference", "labels")
+
+
 @dataclass(frozen=True)
 class ItemFilter:
-    """Which items the item table shows. ``status`` is relative to ``annotator``:
-    ``"labeled"`` or ``"unlabeled"``; ``text`` matches the id or the prompt."""
+    """Which items the item table shows: every field that is set must hold (AND); a field
+    at its default is off. A *current label* is the newest ``kind='label'`` row per (item,
+    annotator), none when that row is ``cleared``; a *current adjudication* likewise among
+    ``kind='adjudication'`` rows.
+
+    - ``text``: every word occurs in the prompt or a response (full-text, word prefixes:
+      ``circ`` finds "circles"; ``"two circles"`` in quotes is an exact phrase; case and
+      accents ignored), **or** the text occurs in the item's ``ext_id`` (substring).
+    - ``category``: the item's category.
+    - ``status``: ``labeled``/``unlabeled``: has / lacks a current label of ``annotator``
+      (of anyone when ``annotator`` is ``None``); ``adjudicated``/``not_adjudicated``:
+      has / lacks a current adjudication (by anyone).
+    - ``judge_run``: items with a stored verdict in that run; with ``judge`` (pairwise
+      runs; other modes select nothing): ``right``/``wrong``: the run's majority choice
+      (strict plurality of parsed samples naming a response) equals / differs from the
+      dataset's ``ref_chosen`` (items without a reference are neither); ``unparsed``:
+      judged, but no majority (nothing parsed, errors, judged ties or tied votes);
+      ``inconsistent``: a both-orders run where some sample's two orders (samples 2j and
+      2j+1, both parsed) chose differently (a judged tie counts as a choice).
+    - ``disagreement``: ``annotators``: at least two current labels that state a
+      preference (a response, tie or both bad; discard and unrated labels do not count)
+      and they differ; ``reference``: a current ``prefer`` label of ``annotator`` (of
+      anyone when ``None``) names another response than ``ref_chosen``.
+    - ``error_type``: an error kind (``ErrorTag.kind``, e.g. ``counting``), found per
+      ``error_source``: ``reference`` (the dataset's error tags), ``labels`` (any
+      annotator's current label) or ``any`` (either; the default).
+    - ``discard_reason``: some current label lists it among its discard reasons.
+    - ``collection``: the item is in the collection of that name.
+    """
 
     category: str | None = None
     text: str = ""
     status: str | None = None
     annotator: str | None = None
+    judge_run: int | None = None
+    judge: str | None = None
+    disagreement: str | None = None
+    error_type: str | None = None
+    error_source: str = "any"
+    discard_reason: str | None = None
+    collection: str | None = None
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("status", FILTER_STATUSES), ("judge", FILTER_JUDGE),
+                              ("disagreement", FILTER_DISAGREEMENTS), ("error_source", FILTER_ERROR_SOURCES)):
+            value = getattr(self, name)
+            if value is not None and value not in allowed:
+                raise ValueError(f"ItemFilter.{name} must be one of {', '.join(allowed)} or None, got {value!r}")
+        if self.judge is not None and self.judge_run is None:
+            raise ValueError("ItemFilter.judge needs judge_run (the run whose verdicts to use)")
 
 
 @dataclass(frozen=True)

@@ -71,3 +71,29 @@ def test_collections_from_the_window(qtbot, tmp_path, monkeypatch):
     assert window.controller.store.collections() == {"hard-v1": 1}
     qtbot.keyClick(window, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
     assert window.controller.store.collections() == {"hard-v1": 3}
+
+
+def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tmp_path, monkeypatch):
+    import json
+
+    from pairscope.app.gui import export_dialog
+
+    path = tmp_path / "p.pairscope"
+    build(path)
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    asked = []
+    monkeypatch.setattr(export_dialog.QMessageBox, "question",
+                        staticmethod(lambda *a, **k: asked.append(1) or export_dialog.QMessageBox.No))
+    qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
+    dialog = window.export_dialog
+    dialog.folder.setText(str(out))
+    dialog.run()
+    assert asked and not (out / "manifest.json").exists()  # refused: nothing written
+    monkeypatch.setattr(export_dialog.QMessageBox, "question", staticmethod(lambda *a, **k: export_dialog.QMessageBox.Yes))
+    monkeypatch.setattr(export_dialog.QMessageBox, "information", staticmethod(lambda *a, **k: None))
+    dialog.run()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["items"] == 3 and (out / "keep.txt").exists()

@@ -50,6 +50,7 @@ def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
         "adjudicate": w.toggle_adjudicate,
         "add_to_collection": lambda: w.collect(False),
         "collect_filtered": lambda: w.collect(True),
+        "export": lambda: show_export(w),
         "judge_item": lambda: (w.judge.show(), w.judge.judge_current()),
     }
     for position in range(1, 5):
@@ -101,3 +102,12 @@ def show_statistics(w: "MainWindow"):
     view.show()
     w.stats_view = view
     return view
+
+
+def show_export(w: "MainWindow"):
+    from .export_dialog import ExportDialog
+
+    dialog = ExportDialog(w.controller, w)
+    w.export_dialog = dialog
+    dialog.open()
+    return dialog

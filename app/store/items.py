@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 import json
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -21,6 +22,7 @@ from ..records import (
     Step,
 )
 from .connection import dumps, utc_now
+from .search import fts_query, index_batch
 
 
 def content_hash(item: Item, extra_json: str | None = None) -> str:
@@ -116,27 +118,122 @@ _SUMMARY_SQL = (
     " i.missing_media FROM items i"
 )
 
-_HAS_CURRENT_LABEL = (
-    "EXISTS (SELECT 1 FROM labels l WHERE l.item_id = i.id AND l.kind = 'label'"
-    " AND l.annotator_id = (SELECT id FROM annotators WHERE name = ?)"
-    " AND l.rowid = (SELECT l2.rowid FROM labels l2 WHERE l2.item_id = i.id AND l2.annotator_id = l.annotator_id"
-    "  AND l2.kind = 'label' ORDER BY l2.created_at DESC, l2.rowid DESC LIMIT 1) AND l.outcome != 'cleared')"
+_ANNOTATOR_ID = "(SELECT id FROM annotators WHERE name = ?)"
+
+# Items with a current (not cleared) row of a kind in label_current (kept by a trigger on
+# labels: see schema migration 2), optionally of one annotator.
+_CURRENT = "SELECT item_id FROM label_current WHERE kind = '{kind}' AND outcome != 'cleared'"
+_CURRENT_OF = _CURRENT + f" AND annotator_id = {_ANNOTATOR_ID}"
+
+# A current label's preference coded as in the statistics: the response index, -1 tie,
+# -2 both bad; discard, unrated and cleared labels state none.
+_PREFERENCES_DIFFER = (
+    "SELECT item_id FROM label_current WHERE kind = 'label' AND outcome IN ('prefer', 'tie', 'both_bad')"
+    " GROUP BY item_id HAVING min(CASE outcome WHEN 'prefer' THEN preferred WHEN 'tie' THEN -1 ELSE -2 END)"
+    " != max(CASE outcome WHEN 'prefer' THEN preferred WHEN 'tie' THEN -1 ELSE -2 END)"
 )
+_REFERENCE_DIFFERS = (
+    "SELECT lc.item_id FROM label_current lc JOIN items r ON r.id = lc.item_id"
+    " WHERE lc.kind = 'label' AND lc.outcome = 'prefer' AND lc.preferred != r.ref_chosen{annotator}"
+)
+
+_LABEL_ERROR = (
+    "SELECT lc.item_id FROM label_current lc, json_each(lc.error_types) e"
+    " WHERE lc.kind = 'label' AND lc.error_types != '[]' AND json_extract(e.value, '$.kind') = ?"
+)
+_REF_ERROR = "SELECT item_id FROM ref_error_tags WHERE kind = ?"
+_DISCARD_REASON = (
+    "SELECT lc.item_id FROM label_current lc, json_each(lc.discard_reasons) e"
+    " WHERE lc.kind = 'label' AND lc.discard_reasons != '[]' AND e.value = ?"
+)
+_COLLECTION = (
+    "SELECT ci.item_id FROM collection_items ci WHERE ci.collection_id = (SELECT id FROM collections WHERE name = ?)"
+)
+
+# The judge filters, over one run's samples (parameters: the run id, once per '?').
+_PAIRWISE_RUN = "(SELECT mode FROM judge_runs WHERE id = ?) = 'pairwise'"
+# The strict plurality of parsed samples naming a response, per judged item (NULL: no
+# majority). Votes per (item, choice) are packed as n·2^20 ± choice, so max() over an item
+# gives the top count with its highest and lowest choice: equal means a single winner.
+_MAJORITY = (
+    "SELECT item_id, CASE WHEN (hi >> 20) > 0 AND (hi & 1048575) = ((hi >> 20 << 20) - lo) THEN hi & 1048575 END"
+    " AS choice FROM (SELECT item_id, max(n * 1048576 + coalesce(choice, 0)) AS hi,"
+    "  max(n * 1048576 - coalesce(choice, 0)) AS lo FROM ("
+    "   SELECT item_id, choice, sum(parsed AND choice IS NOT NULL) AS n FROM verdicts WHERE run_id = ?"
+    "   GROUP BY item_id, choice) GROUP BY item_id)"
+)
+_JUDGE = {
+    "right": f"SELECT m.item_id FROM ({_MAJORITY}) m JOIN items r ON r.id = m.item_id"
+             f" WHERE m.choice = r.ref_chosen AND {_PAIRWISE_RUN}",
+    "wrong": f"SELECT m.item_id FROM ({_MAJORITY}) m JOIN items r ON r.id = m.item_id"
+             f" WHERE m.choice != r.ref_chosen AND {_PAIRWISE_RUN}",
+    "unparsed": f"SELECT item_id FROM ({_MAJORITY}) WHERE choice IS NULL AND {_PAIRWISE_RUN}",
+    "inconsistent": (
+        "SELECT a.item_id FROM verdicts a JOIN verdicts b ON b.run_id = a.run_id AND b.item_id = a.item_id"
+        " AND b.sample_idx = a.sample_idx + 1"
+        " WHERE a.run_id = ? AND a.sample_idx % 2 = 0 AND a.parsed AND b.parsed AND a.choice IS NOT b.choice"
+        " AND (SELECT mode = 'pairwise' AND both_orders FROM judge_runs WHERE id = ?)"
+    ),
+}
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _filter_sql(f: ItemFilter) -> tuple[str, list]:
-    """SQL condition and parameters for an :class:`ItemFilter` over ``items i``."""
+    """SQL condition and parameters for an :class:`ItemFilter` over ``items i`` (every
+    field's meaning is documented on the class). Each set field adds one condition; those
+    on labels, verdicts, tags and collections are ``i.id IN (subquery)`` terms that SQLite
+    evaluates once per query, not once per item."""
     clauses, params = ["1"], []
+
+    def among(sql: str, *args, negate: bool = False) -> None:
+        clauses.append(f"i.id {'NOT IN' if negate else 'IN'} ({sql})")
+        params.extend(args)
+
     if f.category:
         clauses.append("i.category = ?")
         params.append(f.category)
-    if f.text.strip():
-        pattern = "%" + f.text.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        clauses.append("(i.ext_id LIKE ? ESCAPE '\\' OR i.prompt LIKE ? ESCAPE '\\')")
-        params += [pattern, pattern]
-    if f.status in ("labeled", "unlabeled") and f.annotator:
-        clauses.append(_HAS_CURRENT_LABEL if f.status == "labeled" else f"NOT {_HAS_CURRENT_LABEL}")
-        params.append(f.annotator)
+    text = f.text.strip()
+    if text:
+        match = fts_query(text)
+        by_id = "SELECT id FROM items WHERE ext_id LIKE ? ESCAPE '\\'"
+        if match is None:
+            among(by_id, _like(text))
+        else:
+            among(f"SELECT rowid FROM item_text WHERE item_text MATCH ? UNION {by_id}", match, _like(text))
+    if f.status in ("labeled", "unlabeled"):
+        if f.annotator:
+            among(_CURRENT_OF.format(kind="label"), f.annotator, negate=f.status == "unlabeled")
+        else:
+            among(_CURRENT.format(kind="label"), negate=f.status == "unlabeled")
+    elif f.status in ("adjudicated", "not_adjudicated"):
+        among(_CURRENT.format(kind="adjudication"), negate=f.status == "not_adjudicated")
+    if f.judge_run is not None:
+        if f.judge is None:
+            among("SELECT item_id FROM verdicts WHERE run_id = ?", f.judge_run)
+        else:
+            among(_JUDGE[f.judge], *[f.judge_run] * _JUDGE[f.judge].count("?"))
+    if f.disagreement == "annotators":
+        among(_PREFERENCES_DIFFER)
+    elif f.disagreement == "reference":
+        if f.annotator:
+            among(_REFERENCE_DIFFERS.format(annotator=f" AND lc.annotator_id = {_ANNOTATOR_ID}"), f.annotator)
+        else:
+            among(_REFERENCE_DIFFERS.format(annotator=""))
+    if f.error_type:
+        source = f.error_source or "any"
+        if source == "reference":
+            among(_REF_ERROR, f.error_type)
+        elif source == "labels":
+            among(_LABEL_ERROR, f.error_type)
+        else:
+            among(f"{_REF_ERROR} UNION {_LABEL_ERROR}", f.error_type, f.error_type)
+    if f.discard_reason:
+        among(_DISCARD_REASON, f.discard_reason)
+    if f.collection:
+        among(_COLLECTION, f.collection)
     return " AND ".join(clauses), params
 
 
@@ -179,6 +276,7 @@ class ItemsMixin:
             conn.executemany("INSERT INTO steps VALUES (?,?,?,?,?)", batch.steps)
             conn.executemany("INSERT INTO media VALUES (?,?,?,?,?,?)", batch.media)
             conn.executemany("INSERT INTO ref_error_tags VALUES (?,?,?,?,?,?)", batch.tags)
+            index_batch(conn, batch.items, batch.responses)
 
     def begin_import(self, path: str, fmt: str, sha256: str, options: dict) -> int:
         """Log an import (call inside the import's transaction); returns its id."""
@@ -258,8 +356,10 @@ class ItemsMixin:
                     "SELECT idx, text, model FROM responses WHERE item_id = ? ORDER BY idx", (item_id,)
                 )
             )
+            # Media copied into the project (packs, merges) are stored relative to its folder.
+            folder = self.path.absolute().parent
             media = tuple(
-                MediaRef(kind, ref, path, problem)
+                MediaRef(kind, ref, path if path is None or Path(path).is_absolute() else str(folder / path), problem)
                 for kind, ref, path, problem in conn.execute(
                     "SELECT kind, ref, path, problem FROM media WHERE item_id = ? ORDER BY idx", (item_id,)
                 )

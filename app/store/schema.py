@@ -199,8 +199,82 @@ def _initial(conn: sqlite3.Connection) -> None:
     )
 
 
+def _search(conn: sqlite3.Connection) -> None:
+    """Full-text search over prompts and responses, and indexes for the item filters.
+
+    ``item_text`` is an FTS5 index whose rowid is the item id. It stores no text of its own
+    (external content: the view ``item_text_source`` gives the prompt and the responses,
+    joined by newlines in index order), so ``'rebuild'`` re-reads every item and
+    ``'integrity-check'`` compares the index with the items. New items are added to it by
+    the import, in the import's transaction (``search.index_batch``).
+    """
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp.fts5_probe")
+    except sqlite3.OperationalError as exc:
+        raise SchemaError(f"the SQLite of this Python ({sqlite3.sqlite_version}) lacks FTS5, which PairScope's "
+                          f"search needs: {exc}") from exc
+    run_script(
+        conn,
+        """
+        CREATE VIEW item_text_source AS
+            SELECT i.id AS id, i.prompt AS prompt,
+                   (SELECT group_concat(text, char(10)) FROM
+                       (SELECT r.text FROM responses r WHERE r.item_id = i.id ORDER BY r.idx)) AS responses
+            FROM items i;
+        CREATE VIRTUAL TABLE item_text USING fts5(
+            prompt, responses,
+            content = 'item_text_source', content_rowid = 'id',
+            tokenize = 'unicode61 remove_diacritics 2'
+        );
+        INSERT INTO item_text (item_text) VALUES ('rebuild');
+        -- The judge filters: a run's samples, covering (no table lookups).
+        CREATE INDEX verdicts_run_vote ON verdicts(run_id, item_id, sample_idx, parsed, choice);
+        -- The current row per (kind, item, annotator) of the append-only labels table, kept by
+        -- a trigger: a new row replaces the current one unless it is older (created_at; at
+        -- equal times the later insert wins, as ORDER BY created_at DESC, rowid DESC).
+        -- 'cleared' rows stay here (a later, older row must not resurrect a label); filters
+        -- skip them.
+        CREATE TABLE label_current (
+            kind            TEXT NOT NULL,
+            item_id         INTEGER NOT NULL,
+            annotator_id    INTEGER NOT NULL,
+            label_rowid     INTEGER NOT NULL,
+            created_at      TEXT NOT NULL,
+            outcome         TEXT NOT NULL,
+            preferred       INTEGER,
+            error_types     TEXT NOT NULL,
+            discard_reasons TEXT NOT NULL,
+            PRIMARY KEY (kind, item_id, annotator_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX label_current_annotator ON label_current(annotator_id, kind, item_id, outcome, preferred);
+        CREATE TRIGGER labels_keep_current AFTER INSERT ON labels BEGIN
+            INSERT INTO label_current (kind, item_id, annotator_id, label_rowid, created_at, outcome, preferred,
+                                       error_types, discard_reasons)
+            VALUES (new.kind, new.item_id, new.annotator_id, new.rowid, new.created_at, new.outcome, new.preferred,
+                    new.error_types, new.discard_reasons)
+            ON CONFLICT (kind, item_id, annotator_id) DO UPDATE SET
+                label_rowid = excluded.label_rowid, created_at = excluded.created_at, outcome = excluded.outcome,
+                preferred = excluded.preferred, error_types = excluded.error_types,
+                discard_reasons = excluded.discard_reasons
+            WHERE excluded.created_at >= label_current.created_at;
+        END;
+        INSERT INTO label_current (kind, item_id, annotator_id, label_rowid, created_at, outcome, preferred,
+                                   error_types, discard_reasons)
+            SELECT kind, item_id, annotator_id, label_rowid, created_at, outcome, preferred, error_types, discard_reasons
+            FROM (SELECT l.*, l.rowid AS label_rowid, ROW_NUMBER() OVER (
+                      PARTITION BY l.kind, l.item_id, l.annotator_id ORDER BY l.created_at DESC, l.rowid DESC) AS rn
+                  FROM labels l)
+            WHERE rn = 1;
+        """
+    )
+
+
 #: Every migration in order. Append new ones; never edit an applied one.
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial schema", _initial),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial schema", _initial),
+    Migration(2, "full-text search and filter indexes", _search),
+)
 
 LATEST_VERSION = MIGRATIONS[-1].version
 

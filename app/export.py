@@ -1,0 +1,474 @@
+"""Curated export: a project's items, with the preference humans settled on, as a folder.
+
+``export_project(store, out_dir, fmt)`` writes ``out_dir/<format file>.jsonl``, copies every
+media file into ``out_dir/media/<sha256><suffix>`` (paths in the rows are relative to
+``out_dir``) and writes ``out_dir/manifest.json`` last: counts, filters, source project,
+tool version and the sha256 of every file written.
+
+Which preference is exported, per item:
+
+1. the newest adjudication (a label of kind ``"adjudication"``), if the item has one;
+2. else, with ``only="agreed"``, the preference every annotator's current label agrees on
+   (at least two annotators with a decision, none deciding otherwise);
+3. else the dataset's reference ranking.
+
+``only="adjudicated"`` keeps adjudicated items only; ``only="agreed"`` keeps items whose
+preference humans settled (adjudicated, or agreed). An item whose exported preference is a
+discard is skipped, as is one the format cannot hold (a tie or "both bad" has no chosen
+response; TRL rows need exactly two responses and no video). Every skip is reported with
+its reason.
+
+A media file that is missing (never found at import, or gone since) does not stop the
+item: it is exported without that file, and the export reports a warning naming it; the
+``jsonl`` format keeps the original reference with ``path: null``.
+
+What round-trips: a ``vlrewardbench`` export of image items re-imports
+(``import_file(store, out/"vlrewardbench.jsonl", "vlrewardbench", media_root=out)``) into
+the same items: ids, prompts (raw and display), responses and models, reference ranking,
+category, subset, error tags, ground truth, extra fields, and media with the same bytes.
+A ``jsonl`` export re-imports through the generic importer (``--format jsonl`` with the
+``--map`` pairs in ``JSONL_IMPORT_MAP``, also written to the manifest under ``reimport``):
+ids, prompts, responses, category, subset, the reference (ranking, strength, error tags,
+ground truth) and media; not ``prompt_raw``, models, steps, the source format or labels
+(importers never write labels), and the new item's ``extra`` holds every other column of
+the row (the original ``extra`` under ``extra``). Single-response step items cannot go
+through the generic importer (it needs two responses). Labels and adjudications are in
+the row, for reading; a lossless re-import would need a ``pairscope`` import format.
+
+Safety: file names come only from content hashes and fixed names, never from item ids or
+media paths; every file is written to a temporary name and renamed into place, and the
+manifest is written last, so a crash never leaves a complete-looking export.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .export_formats import (
+    DECISIVE,
+    EXPORT_FORMATS,
+    ExportedMedia,
+    ExportFormat,
+    ExportItem,
+    Preference,
+)
+from .records import Item, Label, MediaRef
+from .store import Store
+from .store.connection import utc_now
+
+ONLY_CHOICES = ("adjudicated", "agreed")
+MANIFEST = "manifest.json"
+MEDIA_DIR = "media"
+_TMP_PREFIX = ".pairscope-tmp-"
+_TMP_RE = re.compile(re.escape(_TMP_PREFIX) + r"[0-9a-f]{32}")
+_SUFFIX_RE = re.compile(r"\.[a-z0-9]{1,8}")
+_CHUNK = 1 << 20
+_PAGE = 5000
+
+
+@dataclass
+class ExportResult:
+    """What an export wrote: ``files`` are paths relative to ``out_dir`` (the manifest
+    last); ``skipped`` and ``warnings`` hold ``(item id, reason)``."""
+
+    out_dir: Path
+    format: str
+    n_items: int
+    files: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    per_category: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def manifest_path(self) -> Path:
+        return self.out_dir / MANIFEST
+
+
+# -- which preference ---------------------------------------------------------------------------
+
+
+def current_labels(history: Sequence[Label]) -> tuple[dict[str, Label], Label | None]:
+    """From an item's label history (oldest first): each annotator's current label
+    (cleared ones dropped) and the newest adjudication (``None`` if cleared or absent)."""
+    labels: dict[str, Label] = {}
+    adjudication = None
+    for label in history:
+        if label.kind == "adjudication":
+            adjudication = label
+        else:
+            labels[label.annotator] = label
+    labels = {name: label for name, label in labels.items() if label.outcome != "cleared"}
+    if adjudication is not None and adjudication.outcome not in DECISIVE:
+        adjudication = None
+    return labels, adjudication
+
+
+def _decision(label: Label) -> tuple[str, int | None]:
+    return label.outcome, label.preferred
+
+
+def _union(groups) -> tuple:
+    seen: dict = {}
+    for group in groups:
+        for value in group:
+            seen.setdefault(value, None)
+    return tuple(seen)
+
+
+def agreed_preference(labels: dict[str, Label]) -> tuple[Preference | None, str]:
+    """The preference all current labels with a decision share (at least two of them),
+    or ``(None, why not)``. Strength is kept when all agree on it; error types and
+    discard reasons are the union of the agreeing labels'."""
+    decided = [labels[name] for name in sorted(labels) if labels[name].outcome in DECISIVE]
+    if not decided:
+        return None, "no annotator decided"
+    if len(decided) < 2:
+        return None, f"only one annotator decided ({decided[0].annotator})"
+    if len({_decision(label) for label in decided}) > 1:
+        return None, "annotators disagree"
+    first = decided[0]
+    rankings = {label.ranking for label in decided}
+    strengths = {label.strength for label in decided}
+    return Preference(
+        source="agreed",
+        outcome=first.outcome,
+        ranking=first.ranking if len(rankings) == 1 else ((first.preferred,) if first.preferred is not None else ()),
+        strength=strengths.pop() if len(strengths) == 1 else None,
+        error_tags=_union(label.error_types for label in decided),
+        discard_reasons=_union(label.discard_reasons for label in decided),
+        annotators=tuple(label.annotator for label in decided),
+    ), ""
+
+
+def _from_label(label: Label, source: str) -> Preference:
+    return Preference(
+        source=source, outcome=label.outcome, ranking=label.ranking, strength=label.strength,
+        error_tags=label.error_types, discard_reasons=label.discard_reasons, annotators=(label.annotator,),
+    )
+
+
+def reference_preference(item: Item) -> Preference:
+    ref = item.reference
+    if not ref.ranking:
+        return Preference(source="none")
+    return Preference(source="reference", outcome="prefer", ranking=ref.ranking, strength=ref.strength)
+
+
+def resolve_preference(
+    item: Item, labels: dict[str, Label], adjudication: Label | None, only: str | None
+) -> tuple[Preference | None, str | None]:
+    """``(preference to export, None)`` or ``(None, why the item is skipped)``."""
+    if adjudication is not None:
+        pref = _from_label(adjudication, "adjudication")
+    elif only == "adjudicated":
+        return None, "not adjudicated"
+    elif only == "agreed":
+        pref, why = agreed_preference(labels)
+        if pref is None:
+            return None, f"not agreed: {why}"
+    else:
+        pref = reference_preference(item)
+    if pref.outcome == "discard":
+        reasons = f" ({', '.join(pref.discard_reasons)})" if pref.discard_reasons else ""
+        return None, f"discarded by {pref.source}{reasons}"
+    return pref, None
+
+
+# -- files -------------------------------------------------------------------------------------
+
+
+def _tmp_path(folder: Path) -> Path:
+    return folder / f"{_TMP_PREFIX}{uuid.uuid4().hex}"
+
+
+class _AtomicWriter:
+    """Write to a temporary file in the target's folder, hashing as it goes; on
+    :meth:`commit` fsync and rename into place. Closing without commit removes it."""
+
+    def __init__(self, target: Path):
+        self.target = target
+        self.tmp = _tmp_path(target.parent)
+        self.fh = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or discard)
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        self.fh.write(data)
+        self.digest.update(data)
+        self.size += len(data)
+
+    def commit(self) -> dict[str, Any]:
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        os.replace(self.tmp, self.target)
+        return {"sha256": self.digest.hexdigest(), "bytes": self.size}
+
+    def discard(self) -> None:
+        if not self.fh.closed:
+            self.fh.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def _suffix(path: Path) -> str:
+    suffix = path.suffix.lower()
+    return suffix if _SUFFIX_RE.fullmatch(suffix) else ""
+
+
+class MediaCopier:
+    """Copies media into ``out_dir/media/<sha256><suffix>``, each distinct file once."""
+
+    def __init__(self, out_dir: Path, project_dir: Path):
+        self.out_dir = out_dir
+        self.dir = out_dir / MEDIA_DIR
+        self.project_dir = project_dir
+        self.files: dict[str, dict[str, Any]] = {}
+        self._by_source: dict[str, tuple[str, str]] = {}
+
+    def copy(self, ref: MediaRef) -> ExportedMedia:
+        if ref.path is None:
+            return ExportedMedia(ref.kind, ref.ref, None, None, ref.problem or f"{ref.kind} missing")
+        source = Path(ref.path)
+        if not source.is_absolute():  # stored relative to the project's folder
+            source = self.project_dir / source
+        key = os.path.abspath(source)
+        if key not in self._by_source:
+            if not source.is_file():
+                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} no longer at {source}")
+            try:
+                self._by_source[key] = self._copy(source)
+            except OSError as exc:
+                return ExportedMedia(ref.kind, ref.ref, None, None, f"could not copy {source}: {exc}")
+        rel, digest = self._by_source[key]
+        return ExportedMedia(ref.kind, ref.ref, rel, digest, None)
+
+    def _copy(self, source: Path) -> tuple[str, str]:
+        self.dir.mkdir(exist_ok=True)
+        writer = _AtomicWriter(self.dir / "pending")
+        try:
+            with open(source, "rb") as fh:
+                for block in iter(lambda: fh.read(_CHUNK), b""):
+                    writer.write(block)
+            digest = writer.digest.hexdigest()
+            rel = f"{MEDIA_DIR}/{digest}{_suffix(source)}"
+            if rel in self.files:  # same bytes under another source path: one file
+                writer.discard()
+            else:
+                writer.target = self.out_dir / rel
+                self.files[rel] = writer.commit()
+        except BaseException:
+            writer.discard()
+            raise
+        return rel, digest
+
+
+def _dump_row(row: dict[str, Any]) -> bytes:
+    try:
+        return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: escape it rather than write invalid UTF-8
+        return (json.dumps(row) + "\n").encode("ascii")
+
+
+def _prepare_folder(out_dir: Path, force: bool) -> None:
+    """Check (and create) the output folder.
+
+    With ``force`` a non-empty folder is written into: same-named files are replaced,
+    a previous manifest is removed first (the folder must not look like a finished
+    export while this one runs) and leftover temporary files of an interrupted export
+    are removed. Nothing else is deleted: media there may be a project's own files.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FileExistsError(f"export target {out_dir} exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
+        raise FileExistsError(
+            f"export folder {out_dir} is not empty; choose a new or empty folder, "
+            "or pass force=True (--force) to write into it"
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / MANIFEST).unlink(missing_ok=True)
+    for folder in (out_dir, out_dir / MEDIA_DIR):
+        if folder.is_dir():
+            for leftover in folder.iterdir():
+                if _TMP_RE.fullmatch(leftover.name) and leftover.is_file():
+                    leftover.unlink()
+
+
+# -- selection and the export ------------------------------------------------------------------
+
+
+def _all_item_ids(store: Store) -> Iterator[int]:
+    offset = 0
+    while True:
+        page = store.item_summaries(offset, _PAGE)
+        yield from (s.id for s in page)
+        if len(page) < _PAGE:
+            return
+        offset += _PAGE
+
+
+def select_items(store: Store, collection: str | None, item_ids: Sequence[int] | None) -> list[int]:
+    """Store ids to consider, in store order: the collection's (or every item), limited
+    to ``item_ids`` when given."""
+    if collection is not None:
+        known = store.collections()
+        if collection not in known:
+            raise ValueError(f"no collection named {collection!r}; collections: {', '.join(sorted(known)) or 'none'}")
+        ids = store.collection_item_ids(collection)
+        if item_ids is not None:
+            wanted = set(item_ids)
+            ids = [i for i in ids if i in wanted]
+        return ids
+    if item_ids is not None:
+        return sorted(set(item_ids))
+    return list(_all_item_ids(store))
+
+
+def _source_meta(store: Store) -> dict[str, str]:
+    # The store has no "all meta" call (only meta(key)); this read is the one SQL line here.
+    return dict(store.query("SELECT key, value FROM meta ORDER BY key"))
+
+
+def export_project(
+    store: Store,
+    out_dir: str | Path,
+    fmt: str,
+    *,
+    collection: str | None = None,
+    only: str | None = None,
+    item_ids: Sequence[int] | None = None,
+    force: bool = False,
+    filters_description: dict | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExportResult:
+    """Export a project's items as ``fmt`` into ``out_dir`` (see the module docstring).
+
+    Raises ``ValueError`` for an unknown format, ``only`` value or collection, and
+    ``FileExistsError`` when ``out_dir`` is not empty and ``force`` is false.
+    ``progress(done, total)`` is called after each item.
+    """
+    try:
+        export_format: ExportFormat = EXPORT_FORMATS[fmt]
+    except KeyError:
+        raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(sorted(EXPORT_FORMATS))}") from None
+    if only is not None and only not in ONLY_CHOICES:
+        raise ValueError(f"only must be one of {', '.join(ONLY_CHOICES)} (or None), got {only!r}")
+    ids = select_items(store, collection, item_ids)
+    out_dir = Path(out_dir)
+    _prepare_folder(out_dir, force)
+
+    result = ExportResult(out_dir=out_dir, format=fmt, n_items=0)
+    copier = MediaCopier(out_dir, store.path.parent)
+    sources: Counter = Counter()
+    missing_media = 0
+    writer = _AtomicWriter(out_dir / export_format.filename)
+    try:
+        for done, item_id in enumerate(ids, start=1):
+            entry = _export_item(store, item_id, only, export_format, copier, result)
+            if entry is not None:
+                writer.write(_dump_row(export_format.row(entry)))
+                result.n_items += 1
+                category = entry.item.category
+                result.per_category[category] = result.per_category.get(category, 0) + 1
+                sources[entry.preference.source] += 1
+                missing_media += sum(1 for m in entry.media if m.path is None)
+            if progress is not None:
+                progress(done, len(ids))
+        files = {export_format.filename: writer.commit()}
+    except BaseException:
+        writer.discard()
+        raise
+    files.update(sorted(copier.files.items()))
+
+    manifest = {
+        "pairscope_export": 1,
+        "format": fmt,
+        "description": export_format.description,
+        "data_file": export_format.filename,
+        "created_at": utc_now(),
+        "tool": {"name": "pairscope", "version": __version__},
+        "source": {
+            "project": str(store.path.resolve()),
+            "schema_version": store.schema_version,
+            "meta": _source_meta(store),
+        },
+        "filters": {
+            "collection": collection,
+            "only": only,
+            "item_ids": None if item_ids is None else len(set(item_ids)),
+            "description": filters_description,
+        },
+        "counts": {
+            "items": result.n_items,
+            "per_category": dict(sorted(result.per_category.items())),
+            "per_preference_source": dict(sorted(sources.items())),
+            "skipped": len(result.skipped),
+            "skipped_by_reason": dict(Counter(reason for _, reason in result.skipped).most_common()),
+            "media_files": len(copier.files),
+            "missing_media": missing_media,
+        },
+        "skipped": [{"id": i, "reason": r} for i, r in result.skipped],
+        "warnings": [{"id": i, "message": m} for i, m in result.warnings],
+        "reimport": export_format.reimport,
+        "files": files,
+    }
+    manifest_writer = _AtomicWriter(out_dir / MANIFEST)
+    try:
+        manifest_writer.write(json.dumps(manifest, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
+        manifest_writer.commit()
+    except BaseException:
+        manifest_writer.discard()
+        raise
+    result.files = [*files, MANIFEST]
+    return result
+
+
+def _export_item(
+    store: Store, item_id: int, only: str | None, export_format: ExportFormat,
+    copier: MediaCopier, result: ExportResult,
+) -> ExportItem | None:
+    """Load one item and decide its preference; copy its media if it is exported."""
+    try:
+        item = store.get_item(item_id)
+    except KeyError:
+        result.skipped.append((f"#{item_id}", "no such item in the project"))
+        return None
+    labels, adjudication = current_labels(store.label_history(item_id))
+    preference, why = resolve_preference(item, labels, adjudication, only)
+    if preference is None:
+        result.skipped.append((item.ext_id, why))
+        return None
+    entry = ExportItem(item, preference, labels, adjudication)
+    why = export_format.rejects(entry)
+    if why is not None:
+        result.skipped.append((item.ext_id, why))
+        return None
+    media = tuple(copier.copy(m) for m in item.media)
+    for m in media:
+        if m.path is None:
+            result.warnings.append((item.ext_id, f"exported without {m.kind} {m.ref!r}: {m.problem}"))
+    return ExportItem(item, preference, labels, adjudication, media)
+
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "ONLY_CHOICES",
+    "ExportItem",
+    "ExportResult",
+    "Preference",
+    "agreed_preference",
+    "current_labels",
+    "export_project",
+    "reference_preference",
+    "resolve_preference",
+    "select_items",
+]

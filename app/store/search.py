@@ -1,0 +1,158 @@
+"""Full-text search over prompts and responses (SQLite FTS5) and saved item filters.
+
+The FTS5 table ``item_text`` (schema migration 2) holds one row per item, its rowid the
+item id, with two columns: ``prompt`` and ``responses`` (every response text of the item,
+joined by newlines in index order). Tokenizer: ``unicode61 remove_diacritics 2`` (case-
+and accent-insensitive; letters and digits make tokens, everything else separates them).
+
+User text never reaches FTS5's query syntax: :func:`fts_query` turns it into quoted
+strings only, so ``AND``, ``OR``, ``NOT``, ``NEAR``, ``*``, ``^``, ``:``, parentheses and
+stray quotes are searched for as ordinary text (and, having no letters or digits, mostly
+drop out) instead of raising a syntax error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sqlite3
+from typing import TYPE_CHECKING, Sequence
+
+from ..records import ItemFilter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from . import Store
+
+#: At most this many words of a search are used (FTS5's query parser has a depth limit).
+MAX_TERMS = 32
+
+_PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def _searchable(text: str) -> bool:
+    """Whether the tokenizer finds a token in ``text`` (it keeps letters and digits)."""
+    return any(ch.isalnum() for ch in text)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression for what a user typed, or ``None`` when it has no words.
+
+    Every word must occur (in the prompt or a response) and matches as a prefix: ``circ``
+    finds "circle" and "circles". Text in balanced double quotes is a phrase, matched
+    exactly and in order: ``"red circle"``. A word that the tokenizer splits (``e-mail``,
+    ``don't``) is a phrase of its parts, the last one a prefix. Everything is quoted, so
+    no input can produce an FTS5 syntax error.
+    """
+    terms = []
+    for match in _PHRASE_OR_WORD.finditer(text):
+        phrase, word = match.group(1), match.group(2)
+        if phrase is not None:
+            if _searchable(phrase):
+                terms.append(_quoted(phrase))
+        elif _searchable(word):
+            terms.append(_quoted(word) + "*")
+        if len(terms) == MAX_TERMS:
+            break
+    return " ".join(terms) if terms else None
+
+
+def index_batch(conn: sqlite3.Connection, items: Sequence[tuple], responses: Sequence[tuple]) -> None:
+    """Add freshly inserted items to the full-text index (in the caller's transaction).
+
+    ``items`` and ``responses`` are an :class:`~pairscope.app.store.items.ItemBatch`'s rows:
+    ``items[k][0]`` is the id and ``items[k][5]`` the prompt; ``responses[k]`` starts with
+    ``(item_id, idx, text)``. The text must equal what the view ``item_text_source`` gives
+    (responses in index order, newline-joined), so that FTS5 can later remove the row.
+    """
+    texts: dict[int, list[tuple[int, str]]] = {}
+    for row in responses:
+        texts.setdefault(row[0], []).append((row[1], row[2]))
+    rows = []
+    for row in items:
+        parts = texts.get(row[0], [])
+        parts.sort()
+        rows.append((row[0], row[5], "\n".join(text for _, text in parts) if parts else None))
+    conn.executemany("INSERT INTO item_text (rowid, prompt, responses) VALUES (?, ?, ?)", rows)
+
+
+def rebuild_index(store: "Store") -> None:
+    """Re-read every item into the full-text index (repair; the migration's backfill)."""
+    with store.transaction() as conn:
+        conn.execute("INSERT INTO item_text (item_text) VALUES ('rebuild')")
+
+
+def check_index(store: "Store") -> bool:
+    """Whether the full-text index matches the items exactly."""
+    try:
+        store.query("INSERT INTO item_text (item_text, rank) VALUES ('integrity-check', 1)")
+    except sqlite3.DatabaseError:
+        return False
+    return True
+
+
+# -- saved filters ---------------------------------------------------------------------------
+
+SAVED_FILTERS_KEY = "saved_filters"
+_FIELDS = {f.name for f in dataclasses.fields(ItemFilter)}
+
+
+def filter_to_dict(f: ItemFilter) -> dict:
+    """The fields that differ from the default ("off") values: what a saved filter holds."""
+    default = ItemFilter()
+    return {name: value for name, value in dataclasses.asdict(f).items() if value != getattr(default, name)}
+
+
+def filter_from_dict(data: dict) -> ItemFilter:
+    """An :class:`ItemFilter` from :func:`filter_to_dict`'s output; fields this version does
+    not know (saved by a newer PairScope) are ignored."""
+    return ItemFilter(**{k: v for k, v in data.items() if k in _FIELDS})
+
+
+def _load(store: "Store") -> dict[str, dict]:
+    raw = store.meta(SAVED_FILTERS_KEY)
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+
+
+def saved_filters(store: "Store") -> dict[str, ItemFilter]:
+    """Every saved filter by name, sorted by name."""
+    return {name: filter_from_dict(data) for name, data in sorted(_load(store).items())}
+
+
+def save_filter(store: "Store", name: str, f: ItemFilter) -> None:
+    """Save (or replace) a named filter in the project."""
+    name = name.strip()
+    if not name:
+        raise ValueError("a saved filter needs a non-empty name")
+    if not isinstance(f, ItemFilter):
+        raise TypeError(f"expected an ItemFilter, got {type(f).__name__}")
+    with store.transaction():
+        data = _load(store)
+        data[name] = filter_to_dict(f)
+        store.set_meta(SAVED_FILTERS_KEY, json.dumps(data, sort_keys=True))
+
+
+def delete_filter(store: "Store", name: str) -> bool:
+    """Remove a saved filter; returns whether it existed."""
+    with store.transaction():
+        data = _load(store)
+        if data.pop(name.strip(), None) is None:
+            return False
+        store.set_meta(SAVED_FILTERS_KEY, json.dumps(data, sort_keys=True))
+        return True
+
+
+__all__ = [
+    "MAX_TERMS", "fts_query", "index_batch", "rebuild_index", "check_index",
+    "saved_filters", "save_filter", "delete_filter", "filter_to_dict", "filter_from_dict",
+]

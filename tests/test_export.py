@@ -1,0 +1,530 @@
+"""Curated export: formats, which preference goes out, filters, media, manifest, safety."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from helpers import item as stored_item
+from helpers import write_jsonl
+from pairscope.app import __version__
+from pairscope.app import export as export_mod
+from pairscope.app.export import export_project
+from pairscope.app.export_formats import EXPORT_FORMATS, JSONL_IMPORT_MAP, full_ranks
+from pairscope.app.importer import import_file
+from pairscope.app.labeling import LabelingSession
+from pairscope.app.records import (
+    ErrorTag,
+    Item,
+    Label,
+    LabelDraft,
+    MediaRef,
+    Reference,
+    Response,
+)
+from pairscope.app.store import Store
+from PIL import Image
+
+MEDIA_NAME = re.compile(r"media/[0-9a-f]{64}\.png")
+
+
+def png(path: Path, colour: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (6, 4), colour).save(path, "PNG")
+    return path
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def vlrb_row(id_, ranking=(0, 1), image="imgs/a.png", **kw):
+    row = {
+        "id": id_, "query": "<image>\nHow many sinks?", "response": [f"{id_} first", f"{id_} second"],
+        "human_ranking": list(ranking), "image_path": image, "models": ["m1", "m2"],
+        "judge": "gpt-4o", "rationale": "counted", "query_source": "wildvision",
+        "human_error_analysis": ["counting"], "ground_truth": "3", "meta": {"k": [1, 2]},
+    }
+    row.update(kw)
+    return row
+
+
+SOURCE_ROWS = [
+    vlrb_row("wildvision-battle-1"),
+    vlrb_row("RLAIF-V-2", (1, 0), "imgs/b.png", human_error_analysis=["hallucination"], query_source="rlaif"),
+    vlrb_row("mathverse_3", image="imgs/a.png", human_error_analysis=["recognition(text)", "others, wrong sign"]),
+    vlrb_row("mmmu_4", image="imgs/gone.png"),
+    vlrb_row("vlfeedback_5", (0, 0)),  # a tie: no reference preference
+    vlrb_row("wildvision-6", (1, 0), ["imgs/a.png", "imgs/b.png"], unknown_field={"kept": True}),
+]
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A project imported from a VL-RewardBench file with real PNGs (two items share one)."""
+    src = tmp_path / "src"
+    png(src / "imgs" / "a.png", "red")
+    png(src / "imgs" / "b.png", "blue")
+    write_jsonl(src / "data.jsonl", SOURCE_ROWS)
+    store = Store.create(tmp_path / "proj" / "p.pairscope")
+    import_file(store, src / "data.jsonl", "vlrewardbench")
+    yield store
+    store.close()
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def by_id(rows):
+    return {r["id"]: r for r in rows}
+
+
+def prefer(session: LabelingSession, store: Store, ext_id: str, response: int, **kw):
+    """Label as the annotator would: press the screen position where ``response`` is shown."""
+    item_id = store.item_id(ext_id)
+    position = session.order(item_id).index(response) + 1
+    session.save(item_id, LabelDraft(preferred_position=position, **kw))
+
+
+def adjudicate(store, ext_id, outcome="prefer", ranking=(), **kw):
+    return store.add_label(Label(store.item_id(ext_id), "lead", outcome, ranking=ranking, kind="adjudication", **kw))
+
+
+# -- vlrewardbench --------------------------------------------------------------------------------
+
+
+def test_vlrewardbench_rows_follow_the_benchmark_schema(project, tmp_path):
+    out = tmp_path / "out"
+    result = export_project(project, out, "vlrewardbench")
+    rows = by_id(read_rows(out / "vlrewardbench.jsonl"))
+    assert result.n_items == 5 and set(rows) == {r["id"] for r in SOURCE_ROWS} - {"vlfeedback_5"}
+    assert result.skipped == [("vlfeedback_5", "no preference (no adjudication, agreement or reference ranking)")]
+    row = rows["wildvision-battle-1"]
+    assert set(row) >= {"id", "query", "response", "human_ranking", "image_path", "query_source",
+                        "human_error_analysis", "models", "ground_truth"}
+    assert row["query"] == "<image>\nHow many sinks?"  # the original query, image token kept
+    assert row["response"] == ["wildvision-battle-1 first", "wildvision-battle-1 second"]
+    assert row["human_ranking"] == [0, 1] and rows["RLAIF-V-2"]["human_ranking"] == [1, 0]
+    assert row["models"] == ["m1", "m2"] and row["ground_truth"] == "3" and row["query_source"] == "wildvision"
+    assert row["human_error_analysis"] == ["counting"]
+    assert rows["mathverse_3"]["human_error_analysis"] == ["recognition(text)", "others, wrong sign"]
+    # unknown fields survive verbatim
+    assert row["judge"] == "gpt-4o" and row["rationale"] == "counted" and row["meta"] == {"k": [1, 2]}
+    assert rows["wildvision-6"]["unknown_field"] == {"kept": True}
+    # one image: a relative path string; several: a list
+    assert MEDIA_NAME.fullmatch(row["image_path"]) and (out / row["image_path"]).is_file()
+    assert isinstance(rows["wildvision-6"]["image_path"], list) and len(rows["wildvision-6"]["image_path"]) == 2
+    assert "category" not in row  # the id prefix already says it
+
+
+def test_missing_media_exports_the_item_with_a_warning(project, tmp_path):
+    out = tmp_path / "out"
+    result = export_project(project, out, "vlrewardbench")
+    row = by_id(read_rows(out / "vlrewardbench.jsonl"))["mmmu_4"]
+    assert row["image_path"] is None
+    assert [i for i, _ in result.warnings] == ["mmmu_4"] and "imgs/gone.png" in result.warnings[0][1]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["missing_media"] == 1 and manifest["warnings"][0]["id"] == "mmmu_4"
+
+
+def test_media_gone_since_import_is_a_warning_not_a_crash(project, tmp_path):
+    (tmp_path / "src" / "imgs" / "b.png").unlink()
+    result = export_project(project, tmp_path / "out", "vlrewardbench")
+    assert {i for i, _ in result.warnings} == {"mmmu_4", "RLAIF-V-2", "wildvision-6"}
+    assert any("no longer at" in m for _, m in result.warnings)
+
+
+def test_round_trip_through_the_vlrewardbench_importer(project, tmp_path):
+    out = tmp_path / "out"
+    export_project(project, out, "vlrewardbench")
+    with Store.create(tmp_path / "again.pairscope") as again:
+        report = import_file(again, out / "vlrewardbench.jsonl", "vlrewardbench", media_root=out)
+        assert report.added == 5 and report.missing_media == 0
+        for summary in again.item_summaries(0, 100):
+            new = again.get_item(summary.id)
+            old = stored_item(project, new.ext_id)
+            for name in ("ext_id", "prompt", "prompt_raw", "category", "subset", "extra", "source_format"):
+                assert getattr(new, name) == getattr(old, name), (new.ext_id, name)
+            assert new.responses == old.responses
+            assert new.reference == old.reference  # ranking, error tags (raw kept), ground truth
+            old_files = [sha256(Path(m.path)) for m in old.media if m.path]
+            assert [sha256(Path(m.path)) for m in new.media] == old_files
+        assert again.item_count() == 5
+
+
+def test_full_ranks_direction_and_partial_rankings():
+    assert full_ranks((0, 1), 2) == [0, 1] and full_ranks((1, 0), 2) == [1, 0]
+    assert full_ranks((1,), 2) == [1, 0]  # one short: completed
+    assert full_ranks((2, 0, 1), 3) == [1, 2, 0]
+    assert full_ranks((2,), 4) == [1, 1, 0, 1]  # best only: the rest share the next rank
+
+
+# -- which preference -----------------------------------------------------------------------------
+
+
+def test_adjudication_overrides_the_reference(project, tmp_path):
+    adjudicate(project, "wildvision-battle-1", ranking=(1, 0), strength="much",
+               error_types=(ErrorTag("attribute", note="colour"),))
+    result = export_project(project, tmp_path / "vl", "vlrewardbench")
+    row = by_id(read_rows(tmp_path / "vl" / "vlrewardbench.jsonl"))["wildvision-battle-1"]
+    assert row["human_ranking"] == [1, 0]
+    assert row["human_error_analysis"] == ["attribute: colour"]  # the adjudicator's tags
+    assert result.n_items == 5
+    export_project(project, tmp_path / "trl", "trl")
+    trl = by_id(read_rows(tmp_path / "trl" / "trl.jsonl"))["wildvision-battle-1"]
+    assert trl["chosen"] == "wildvision-battle-1 second" and trl["rejected"] == "wildvision-battle-1 first"
+    manifest = json.loads((tmp_path / "trl" / "manifest.json").read_text())
+    assert manifest["counts"]["per_preference_source"] == {"adjudication": 1, "reference": 4}
+
+
+def test_newest_adjudication_wins_and_a_cleared_one_falls_back(project, tmp_path):
+    adjudicate(project, "RLAIF-V-2", ranking=(0, 1))
+    adjudicate(project, "RLAIF-V-2", ranking=(1, 0))
+    adjudicate(project, "mathverse_3", ranking=(1, 0))
+    adjudicate(project, "mathverse_3", outcome="cleared")
+    export_project(project, tmp_path / "out", "trl")
+    rows = by_id(read_rows(tmp_path / "out" / "trl.jsonl"))
+    assert rows["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 second"
+    assert rows["mathverse_3"]["chosen"] == "mathverse_3 first"  # back to the reference
+
+
+def test_only_agreed_uses_the_annotators_common_preference(project, tmp_path):
+    alice, bob, carol = (LabelingSession(project, n) for n in ("alice", "bob", "carol"))
+    # agreed against the reference (reference prefers response 0)
+    prefer(alice, project, "wildvision-battle-1", 1, strength="clearly")
+    prefer(bob, project, "wildvision-battle-1", 1, strength="clearly",
+           error_types=(ErrorTag("counting"),))
+    # disagreement
+    prefer(alice, project, "mathverse_3", 0)
+    prefer(bob, project, "mathverse_3", 1)
+    # one annotator only
+    prefer(alice, project, "wildvision-6", 0)
+    # disagreement, settled by an adjudication
+    prefer(alice, project, "RLAIF-V-2", 0)
+    prefer(bob, project, "RLAIF-V-2", 1)
+    adjudicate(project, "RLAIF-V-2", ranking=(0, 1))
+    # agreed on a discard
+    for s in (alice, bob):
+        s.save(project.item_id("mmmu_4"), LabelDraft(outcome="discard", discard_reasons=("both_wrong",)))
+    # a label with no decision neither agrees nor disagrees
+    carol.save(project.item_id("wildvision-battle-1"), LabelDraft(note="looked at it"))
+
+    result = export_project(project, tmp_path / "agreed", "trl", only="agreed")
+    rows = by_id(read_rows(tmp_path / "agreed" / "trl.jsonl"))
+    assert set(rows) == {"wildvision-battle-1", "RLAIF-V-2"}
+    assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 second"
+    assert rows["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 first"
+    skipped = dict(result.skipped)
+    assert skipped["mathverse_3"] == "not agreed: annotators disagree"
+    assert skipped["wildvision-6"] == "not agreed: only one annotator decided (alice)"
+    assert skipped["vlfeedback_5"] == "not agreed: no annotator decided"
+    assert skipped["mmmu_4"] == "discarded by agreed (both_wrong)"
+
+    # without only=, the reference is exported where nothing is adjudicated
+    export_project(project, tmp_path / "all", "trl")
+    rows = by_id(read_rows(tmp_path / "all" / "trl.jsonl"))
+    assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 first"
+    assert rows["mathverse_3"]["chosen"] == "mathverse_3 first"
+
+    # the jsonl row carries the agreed preference with its strength and merged error types
+    export_project(project, tmp_path / "js", "jsonl", only="agreed")
+    row = by_id(read_rows(tmp_path / "js" / "items.jsonl"))["wildvision-battle-1"]
+    assert row["preference"]["source"] == "agreed" and row["preference"]["preferred"] == 1
+    assert row["preference"]["strength"] == "clearly" and row["preference"]["annotators"] == ["alice", "bob"]
+    assert [t["kind"] for t in row["preference"]["error_types"]] == ["counting"]
+
+
+def test_only_adjudicated_keeps_adjudicated_items(project, tmp_path):
+    adjudicate(project, "mathverse_3", ranking=(1, 0))
+    adjudicate(project, "mmmu_4", outcome="discard", discard_reasons=("media_unusable",))
+    result = export_project(project, tmp_path / "out", "vlrewardbench", only="adjudicated")
+    rows = read_rows(tmp_path / "out" / "vlrewardbench.jsonl")
+    assert [r["id"] for r in rows] == ["mathverse_3"] and rows[0]["human_ranking"] == [1, 0]
+    skipped = dict(result.skipped)
+    assert skipped["mmmu_4"] == "discarded by adjudication (media_unusable)"
+    assert skipped["wildvision-battle-1"] == "not adjudicated"
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["filters"]["only"] == "adjudicated" and manifest["counts"]["skipped"] == 5
+
+
+def test_discarded_items_are_skipped_in_every_format(project, tmp_path):
+    adjudicate(project, "wildvision-battle-1", outcome="discard", discard_reasons=("both_wrong",))
+    for fmt in EXPORT_FORMATS:
+        result = export_project(project, tmp_path / fmt, fmt)
+        assert ("wildvision-battle-1", "discarded by adjudication (both_wrong)") in result.skipped
+        rows = read_rows(tmp_path / fmt / EXPORT_FORMATS[fmt].filename)
+        assert "wildvision-battle-1" not in {r["id"] for r in rows}
+
+
+def test_ties_and_both_bad_have_no_chosen_response(project, tmp_path):
+    adjudicate(project, "wildvision-battle-1", outcome="tie")
+    adjudicate(project, "RLAIF-V-2", outcome="both_bad")
+    result = export_project(project, tmp_path / "out", "trl")
+    skipped = dict(result.skipped)
+    assert skipped["wildvision-battle-1"] == "the preference is a tie"
+    assert skipped["RLAIF-V-2"] == "both responses are bad"
+    export_project(project, tmp_path / "js", "jsonl")  # the lossless format keeps them
+    rows = by_id(read_rows(tmp_path / "js" / "items.jsonl"))
+    assert rows["wildvision-battle-1"]["preference"]["outcome"] == "tie"
+
+
+# -- filters --------------------------------------------------------------------------------------
+
+
+def test_collection_and_item_ids_restrict_the_export(project, tmp_path):
+    ids = {e: project.item_id(e) for e in ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")}
+    project.add_to_collection("hard", list(ids.values()))
+    result = export_project(project, tmp_path / "c", "vlrewardbench", collection="hard",
+                            filters_description={"category": "hallucination"})
+    assert [r["id"] for r in read_rows(tmp_path / "c" / "vlrewardbench.jsonl")] == list(ids)
+    manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert manifest["filters"] == {"collection": "hard", "only": None, "item_ids": None,
+                                   "description": {"category": "hallucination"}}
+    assert result.per_category == {"general": 1, "hallucination": 1, "reasoning": 1}
+
+    export_project(project, tmp_path / "i", "vlrewardbench", item_ids=[ids["mathverse_3"], ids["RLAIF-V-2"]])
+    assert [r["id"] for r in read_rows(tmp_path / "i" / "vlrewardbench.jsonl")] == ["RLAIF-V-2", "mathverse_3"]
+
+    export_project(project, tmp_path / "both", "vlrewardbench", collection="hard",
+                   item_ids=[ids["mathverse_3"], project.item_id("mmmu_4")])
+    assert [r["id"] for r in read_rows(tmp_path / "both" / "vlrewardbench.jsonl")] == ["mathverse_3"]
+
+    result = export_project(project, tmp_path / "gone", "vlrewardbench", item_ids=[999])
+    assert result.n_items == 0 and result.skipped == [("#999", "no such item in the project")]
+
+
+def test_bad_arguments_are_refused_before_anything_is_written(project, tmp_path):
+    for kwargs in ({"fmt": "csv"}, {"fmt": "trl", "only": "majority"}, {"fmt": "trl", "collection": "nope"}):
+        fmt = kwargs.pop("fmt")
+        with pytest.raises(ValueError):
+            export_project(project, tmp_path / "out", fmt, **kwargs)
+        assert not (tmp_path / "out").exists()
+
+
+# -- media and manifest ---------------------------------------------------------------------------
+
+
+def test_media_are_copied_once_and_the_manifest_hashes_every_file(project, tmp_path):
+    out = tmp_path / "out"
+    result = export_project(project, out, "vlrewardbench")
+    media = sorted(p.relative_to(out).as_posix() for p in (out / "media").iterdir())
+    assert len(media) == 2  # a.png is used by three items, b.png by two
+    assert {sha256(out / m) for m in media} == {sha256(tmp_path / "src" / "imgs" / n) for n in ("a.png", "b.png")}
+    for m in media:
+        assert m == f"media/{sha256(out / m)}.png"
+    manifest = json.loads((out / "manifest.json").read_text())
+    on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert sorted([*manifest["files"], "manifest.json"]) == on_disk
+    assert result.files[-1] == "manifest.json" and sorted(result.files) == on_disk
+    for name, entry in manifest["files"].items():
+        assert entry == {"sha256": sha256(out / name), "bytes": (out / name).stat().st_size}
+    assert manifest["format"] == "vlrewardbench" and manifest["tool"]["version"] == __version__
+    assert manifest["source"]["project"] == str(project.path.resolve())
+    assert manifest["source"]["schema_version"] == project.schema_version
+    assert manifest["counts"]["items"] == 5 and manifest["counts"]["media_files"] == 2
+    assert manifest["counts"]["per_category"] == {"general": 2, "hallucination": 1, "reasoning": 2}
+    assert manifest["skipped"] == [{"id": "vlfeedback_5", "reason": result.skipped[0][1]}]
+    assert manifest["created_at"]
+
+
+def test_a_failing_export_leaves_no_data_file_and_no_manifest(project, tmp_path, monkeypatch):
+    calls, visible = [], []
+    out = tmp_path / "out"
+
+    def explode(entry):
+        calls.append(entry)
+        if len(calls) == 2:  # mid-write, as a killed process would leave it:
+            visible.extend(p.name for p in out.iterdir() if p.is_file())
+            raise RuntimeError("disk on fire")
+        return {"id": entry.item.ext_id}
+
+    broken = dataclasses.replace(EXPORT_FORMATS["trl"], row=explode)
+    monkeypatch.setitem(export_mod.EXPORT_FORMATS, "trl", broken)
+    with pytest.raises(RuntimeError):
+        export_project(project, out, "trl")
+    # only a temporary name existed, never trl.jsonl or manifest.json
+    assert len(visible) == 1 and visible[0].startswith(".pairscope-tmp-")
+    left = [p.name for p in out.rglob("*") if p.is_file()]
+    assert all(re.fullmatch(r"[0-9a-f]{64}\.png", n) for n in left), left  # only whole media files
+
+
+# -- safety ---------------------------------------------------------------------------------------
+
+
+def test_refuses_a_non_empty_folder_unless_forced(project, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(FileExistsError, match="not empty"):
+        export_project(project, out, "trl")
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
+    first = export_project(project, out, "trl", force=True)
+    assert (out / "notes.txt").read_text() == "mine" and first.n_items == 5
+    with pytest.raises(FileExistsError):
+        export_project(project, out, "trl")
+    (out / ".pairscope-tmp-" f"{'0' * 32}").write_text("half")  # an interrupted export's leftover
+    project.add_to_collection("one", [project.item_id("mathverse_3")])
+    again = export_project(project, out, "trl", collection="one", force=True)
+    assert again.n_items == 1 and [r["id"] for r in read_rows(out / "trl.jsonl")] == ["mathverse_3"]
+    assert json.loads((out / "manifest.json").read_text())["counts"]["items"] == 1
+    assert not (out / (".pairscope-tmp-" + "0" * 32)).exists()
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(FileExistsError):
+        export_project(project, tmp_path / "file", "trl", force=True)
+
+
+def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
+    weird_dir = tmp_path / "src" / "we ird;dir"
+    a = png(weird_dir / "..evil name.PNG", "green")
+    b = png(weird_dir / "no_suffix", "white")
+    c = png(weird_dir / "x.p$g", "black")
+    ids = ["../../etc/passwd", "a/b", "x\x00y", "..", "/abs", "C:\\win", "ok"]
+    with Store.create(tmp_path / "proj" / "p.pairscope") as store:
+        store.add_items([
+            Item(ext_id=e, prompt="q", responses=(Response(0, "r0"), Response(1, "r1")),
+                 media=(MediaRef("image", f"../{n}/{e}", str(p)),), reference=Reference(ranking=(0, 1)))
+            for e, n, p in zip(ids, range(7), (a, b, c, a, b, c, a))
+        ])
+        before = {p for p in tmp_path.rglob("*")}
+        for fmt in EXPORT_FORMATS:
+            out = tmp_path / "exports" / fmt
+            result = export_project(store, out, fmt)
+            assert result.n_items == len(ids)
+            names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+            allowed = re.compile(r"manifest\.json|[a-z]+\.jsonl|media/[0-9a-f]{64}(\.png)?")
+            assert all(allowed.fullmatch(n) for n in names), names
+            assert len([n for n in names if n.startswith("media/")]) == 3
+            assert {r["id"] for r in read_rows(out / EXPORT_FORMATS[fmt].filename)} == set(ids)
+        created = {p for p in tmp_path.rglob("*")} - before
+        assert all(tmp_path / "exports" in p.parents or p == tmp_path / "exports" for p in created)
+
+
+# -- trl ------------------------------------------------------------------------------------------
+
+
+def test_trl_rows_are_plain_preference_rows(project, tmp_path):
+    project.add_items([Item(ext_id="bon", prompt="q", responses=tuple(Response(i, str(i)) for i in range(3)),
+                            reference=Reference(ranking=(2, 0, 1)))])
+    out = tmp_path / "out"
+    result = export_project(project, out, "trl")
+    rows = read_rows(out / "trl.jsonl")
+    assert all(set(r) == {"id", "prompt", "chosen", "rejected", "images"} for r in rows)
+    assert all(isinstance(r[k], str) for r in rows for k in ("id", "prompt", "chosen", "rejected"))
+    row = by_id(rows)["RLAIF-V-2"]
+    assert row["prompt"] == "How many sinks?" and row["chosen"] == "RLAIF-V-2 second"
+    assert row["rejected"] == "RLAIF-V-2 first" and len(row["images"]) == 1
+    assert all((out / p).is_file() for r in rows for p in r["images"])
+    assert by_id(rows)["mmmu_4"]["images"] == []  # its image is missing (and reported)
+    assert dict(result.skipped)["bon"] == "TRL rows need exactly 2 responses, the item has 3"
+
+
+def test_trl_and_vlrewardbench_files_load_as_arrow_tables(project, tmp_path):
+    """🤗 datasets' JSON loader reads JSONL through pyarrow: one consistent type per column."""
+    import pyarrow.json as paj
+
+    for fmt in ("trl", "vlrewardbench"):
+        export_project(project, tmp_path / fmt, fmt, item_ids=[project.item_id(e) for e in
+                                                            ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")])
+        table = paj.read_json(tmp_path / fmt / EXPORT_FORMATS[fmt].filename)
+        assert table.num_rows == 3
+    assert table.column("human_ranking").to_pylist() == [[0, 1], [1, 0], [0, 1]]
+
+
+def test_trl_rows_load_with_datasets(project, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    export_project(project, tmp_path / "out", "trl")
+    ds = datasets.load_dataset("json", data_files=str(tmp_path / "out" / "trl.jsonl"), split="train")
+    assert set(ds.column_names) == {"id", "prompt", "chosen", "rejected", "images"} and len(ds) == 5
+
+
+# -- jsonl ----------------------------------------------------------------------------------------
+
+
+def test_jsonl_rows_carry_items_labels_and_adjudication(project, tmp_path):
+    alice = LabelingSession(project, "alice")
+    prefer(alice, project, "RLAIF-V-2", 0, strength="slightly", error_types=(ErrorTag("existence"),), note="hm")
+    alice.save(project.item_id("mathverse_3"), LabelDraft(outcome="discard", discard_reasons=("needs_expert",)))
+    adjudicate(project, "mathverse_3", ranking=(1, 0), note="checked")
+    out = tmp_path / "out"
+    export_project(project, out, "jsonl")
+    rows = by_id(read_rows(out / "items.jsonl"))
+    assert set(rows) == {r["id"] for r in SOURCE_ROWS}  # ties and missing media are kept
+    row = rows["RLAIF-V-2"]
+    assert row["prompt"] == "How many sinks?" and row["prompt_raw"] == "<image>\nHow many sinks?"
+    assert row["responses"] == ["RLAIF-V-2 first", "RLAIF-V-2 second"] and row["models"] == ["m1", "m2"]
+    assert row["category"] == "hallucination" and row["subset"] == "rlaif-v" and row["steps"] is None
+    assert row["reference"]["ranking"] == [1, 0] and row["reference"]["error_tags"] == ["hallucination"]
+    assert row["reference"]["error_tags_parsed"][0]["kind"] == "existence"
+    [media] = row["media"]
+    assert media["kind"] == "image" and media["ref"] == "imgs/b.png" and MEDIA_NAME.fullmatch(media["path"])
+    assert media["sha256"] == sha256(out / media["path"]) and row["image"] == [media["path"]]
+    [label] = row["labels"]
+    assert label["annotator"] == "alice" and label["outcome"] == "prefer" and label["preferred"] == 0
+    assert label["strength"] == "slightly" and label["error_types"][0]["kind"] == "existence"
+    assert label["note"] == "hm" and row["adjudication"] is None
+    assert row["preference"]["source"] == "reference" and row["extra"]["judge"] == "gpt-4o"
+    m3 = rows["mathverse_3"]
+    assert m3["labels"][0]["discard_reasons"] == ["needs_expert"]
+    assert m3["adjudication"]["annotator"] == "lead" and m3["adjudication"]["preferred"] == 1
+    assert m3["preference"]["source"] == "adjudication"
+    missing = rows["mmmu_4"]["media"][0]
+    assert missing["path"] is None and missing["ref"] == "imgs/gone.png" and missing["problem"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["reimport"] == {"format": "jsonl", "media_root": ".", "map": JSONL_IMPORT_MAP}
+
+
+def test_jsonl_export_reimports_items_references_categories_and_media(project, tmp_path):
+    """What the generic JSONL importer brings back (documented): ids, prompts, responses,
+    category, subset, the reference (ranking, strength, error tags, ground truth) and the
+    media files. Not: prompt_raw, models, steps, source format, labels."""
+    project.add_items([Item(ext_id="strong", prompt="which?", category="safety", subset="s1",
+                            responses=(Response(0, "a"), Response(1, "b")),
+                            reference=Reference(ranking=(1, 0), strength="much"))])
+    out = tmp_path / "out"
+    export_project(project, out, "jsonl")
+    with Store.create(tmp_path / "again.pairscope") as again:
+        report = import_file(again, out / "items.jsonl", "jsonl", media_root=out, mapping=JSONL_IMPORT_MAP)
+        assert report.added == 7
+        for summary in again.item_summaries(0, 100):
+            new = again.get_item(summary.id)
+            old = stored_item(project, new.ext_id)
+            assert (new.prompt, new.category, new.subset) == (old.prompt, old.category, old.subset)
+            assert [r.text for r in new.responses] == [r.text for r in old.responses]
+            assert new.reference == old.reference
+            assert [sha256(Path(m.path)) for m in new.media] == [sha256(Path(m.path)) for m in old.media if m.path]
+            assert new.extra["extra"] == old.extra  # the original extra rides along, nested
+
+
+def test_video_items_and_best_of_n_items(tmp_path):
+    clip = tmp_path / "src" / "clip.mp4"
+    clip.parent.mkdir(parents=True)
+    clip.write_bytes(b"\x00\x00\x00\x18ftypmp42 not really a video")
+    with Store.create(tmp_path / "p.pairscope") as store:
+        store.add_items([
+            Item(ext_id="vid-1", prompt="what happens?", category="long-form perception",
+                 responses=(Response(0, "a"), Response(1, "b")), media=(MediaRef("video", "clip.mp4", str(clip)),),
+                 reference=Reference(ranking=(1, 0), strength="2")),
+            Item(ext_id="bon-1", prompt="best?", responses=tuple(Response(i, str(i)) for i in range(3)),
+                 reference=Reference(ranking=(2, 0, 1))),
+        ])
+        adjudicate(store, "bon-1", ranking=(1,))  # best of three: only the best is named
+        seen = []
+        export_project(store, tmp_path / "vl", "vlrewardbench", progress=lambda done, total: seen.append((done, total)))
+        assert seen == [(1, 2), (2, 2)]
+        rows = by_id(read_rows(tmp_path / "vl" / "vlrewardbench.jsonl"))
+        assert rows["vid-1"]["image_path"] is None and rows["vid-1"]["human_ranking"] == [1, 0]
+        assert re.fullmatch(r"media/[0-9a-f]{64}\.mp4", rows["vid-1"]["video_path"])
+        assert rows["vid-1"]["category"] == "long-form perception"  # the id prefix would say general
+        assert rows["bon-1"]["human_ranking"] == [1, 0, 1]
+        result = export_project(store, tmp_path / "trl", "trl")
+        assert dict(result.skipped) == {"vid-1": "TRL rows hold images only; the item has a video",
+                                        "bon-1": "TRL rows need exactly 2 responses, the item has 3"}
+        export_project(store, tmp_path / "js", "jsonl")
+        row = by_id(read_rows(tmp_path / "js" / "items.jsonl"))["vid-1"]
+        assert row["video"] == [rows["vid-1"]["video_path"]] and row["image"] == []
+        assert row["reference"]["strength"] == "2"
