@@ -142,6 +142,7 @@ def filters(run_id: int) -> dict[str, ItemFilter]:
         "text: phrase": ItemFilter(text='"blue circle"'),
         "status labeled (bob)": ItemFilter(status="labeled", annotator="bob"),
         "status unlabeled (carol)": ItemFilter(status="unlabeled", annotator="carol"),
+        "status labeled (anyone)": ItemFilter(status="labeled"),
         "adjudicated": ItemFilter(status="adjudicated"),
         "not adjudicated": ItemFilter(status="not_adjudicated"),
         "judged": ItemFilter(judge_run=run_id),

@@ -97,3 +97,26 @@ def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tm
     dialog.run()
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["items"] == 3 and (out / "keep.txt").exists()
+
+
+def test_failure_stepping_walks_the_items_the_judge_got_wrong(qtbot, tmp_path):
+    from fake_backend import prefer_marker
+
+    path = tmp_path / "p.pairscope"
+    ids = build(path)
+    with Store.open(path) as store:  # a newer run that always prefers the BAD answer
+        JudgeSession(store, FakeBackend(script=prefer_marker(good="BAD", bad="GOOD")), JudgeConfig(seed=5)).judge(ids[:2])
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
+    window.focus.setCurrentIndex(window.focus.findData("judge_wrong"))
+    assert window.table.model().rowCount() == 2 and window.review_dock.isVisible()
+    assert window.controller.current.item.id == ids[0]
+    qtbot.keyClick(window, Qt.Key_N)
+    assert window.controller.current.item.id == ids[1]
+    assert "run 2, sample 1" in window.review.text.toPlainText()
+    window.focus.setCurrentIndex(window.focus.findData("judge_unparsed"))
+    assert window.table.model().rowCount() == 0
+    window.focus.setCurrentIndex(window.focus.findData("annotators_disagree"))
+    assert window.table.model().rowCount() == 1  # alice said tie, bob both bad
+    assert "alice: tie" in window.review.text.toPlainText()
+    window.focus.setCurrentIndex(0)
+    assert window.table.model().rowCount() == 3

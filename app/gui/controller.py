@@ -4,7 +4,7 @@ back; nothing here builds widgets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -23,6 +23,18 @@ class ItemView:
     item: Item
     order: tuple[int, ...]
     draft: LabelDraft
+
+
+#: Review filters of the table: name → ItemFilter fields (judge filters use the newest run).
+FOCUS: dict[str, dict] = {
+    "judge_wrong": {"judge": "wrong"},
+    "judge_unparsed": {"judge": "unparsed"},
+    "judge_inconsistent": {"judge": "inconsistent"},
+    "annotators_disagree": {"disagreement": "annotators"},
+    "disagree_with_reference": {"disagreement": "reference"},
+    "adjudicated": {"status": "adjudicated"},
+    "not_adjudicated": {"status": "not_adjudicated"},
+}
 
 
 class AnnotationController(QObject):
@@ -51,8 +63,18 @@ class AnnotationController(QObject):
 
     # -- the table ---------------------------------------------------------------------------
 
-    def set_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> None:
-        self.filter = self.session.table_filter(text, category, status)
+    def set_filter(self, text: str = "", category: str | None = None, status: str | None = None,
+                   focus: str | None = None) -> None:
+        """The table's filter; ``focus`` is one of :data:`FOCUS` (failure stepping, review)."""
+        base = self.session.table_filter(text, category, status)
+        fields = dict(FOCUS.get(focus or "", {}))
+        if "judge" in fields:
+            runs = self.store.runs()
+            if not runs:
+                fields = {"judge_run": -1}  # no run yet: nothing to step through
+            else:
+                fields["judge_run"] = runs[-1].id
+        self.filter = replace(base, **fields)
 
     def row_count(self) -> int:
         return self.store.count_items(self.filter)

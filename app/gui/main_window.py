@@ -34,6 +34,16 @@ from .controller import AnnotationController
 from .media_loader import LoadedMedia
 
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
+FOCUS_FILTERS = {
+    "No review filter": None,
+    "Judge wrong (newest run)": "judge_wrong",
+    "Judge unparsed (newest run)": "judge_unparsed",
+    "Judge inconsistent across orders": "judge_inconsistent",
+    "Annotators disagree": "annotators_disagree",
+    "I disagree with the dataset": "disagree_with_reference",
+    "Adjudicated": "adjudicated",
+    "Not adjudicated": "not_adjudicated",
+}
 PANEL_HINTS = {
     "prefer": "1 / 2", "tie": hint("tie"), "both_bad": hint("both_bad"), "discard": hint("discard"),
     "strength": "A / S / D", "errors": "Ctrl+1…6", "discard_reasons": "Alt+1…5", "note": hint("note"),
@@ -65,6 +75,9 @@ class MainWindow(QMainWindow):
         self.status = QComboBox()
         for text, value in STATUS_FILTERS.items():
             self.status.addItem(text, value)
+        self.focus = QComboBox(toolTip="Step through failures and disagreements (N/P walk the list)")
+        for text, value in FOCUS_FILTERS.items():
+            self.focus.addItem(text, value)
         self.progress = QProgressBar(textVisible=True)
         self.media = MediaView()
         self.prompt = _plain()
@@ -89,6 +102,7 @@ class MainWindow(QMainWindow):
         self.search.textChanged.connect(lambda _text: self._filter_timer.start())
         self.category.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.status.currentIndexChanged.connect(lambda _i: self.apply_filter())
+        self.focus.currentIndexChanged.connect(self._on_focus)
         self.table.item_selected.connect(self.show_item)
         self.panel.changed.connect(self.save_draft)
         self.panel.current_step_changed.connect(self._show_step_cursor)
@@ -112,6 +126,7 @@ class MainWindow(QMainWindow):
         left_layout.setContentsMargins(4, 4, 4, 4)
         left_layout.addWidget(self.search)
         left_layout.addLayout(filters)
+        left_layout.addWidget(self.focus)
         left_layout.addWidget(self.table, 1)
         left_layout.addWidget(self.progress)
 
@@ -140,13 +155,22 @@ class MainWindow(QMainWindow):
     def apply_filter(self, select_row: int | None = None) -> None:
         """Rebuild the table for the current search/category/status filter."""
         current = self.controller.current.item.id if self.controller.current else None
-        self.controller.set_filter(self.search.text(), self.category.currentData(), self.status.currentData())
+        self.controller.set_filter(self.search.text(), self.category.currentData(), self.status.currentData(),
+                                   self.focus.currentData())
         self.table.set_items(self.controller.row_count(), self.controller.page)
         if select_row is None and current is not None:
             row = self.controller.row_of(current)
             rows = self.table.model().rowCount()
             select_row = row if row < rows and self.table.model().row(row).summary.id == current else 0
         self.table.select_row(select_row or 0)
+
+    def _on_focus(self, _index: int) -> None:
+        """A review filter turns on failure stepping: the review panel shows each item's labels
+        and verdicts while N/P walk the filtered list."""
+        if self.focus.currentData() is not None:
+            self.review_dock.show()
+        self.apply_filter()
+        self.statusBar().showMessage(f"{self.table.model().rowCount()} items: {self.focus.currentText()}", 4000)
 
     def move(self, step: int) -> None:
         """Select the next (``step=1``) or previous (``-1``) row."""

@@ -119,62 +119,82 @@ _SUMMARY_SQL = (
 )
 
 _ANNOTATOR_ID = "(SELECT id FROM annotators WHERE name = ?)"
+# A constant subquery (SQLite evaluates it once per statement). Parameter: the run id.
+_PAIRWISE = "(SELECT mode FROM judge_runs WHERE id = ?) = 'pairwise'"
 
-# Items with a current (not cleared) row of a kind in label_current (kept by a trigger on
-# labels: see schema migration 2), optionally of one annotator.
-_CURRENT = "SELECT item_id FROM label_current WHERE kind = '{kind}' AND outcome != 'cleared'"
-_CURRENT_OF = _CURRENT + f" AND annotator_id = {_ANNOTATOR_ID}"
 
-# A current label's preference coded as in the statistics: the response index, -1 tie,
-# -2 both bad; discard, unrated and cleared labels state none.
-_PREFERENCES_DIFFER = (
-    "SELECT item_id FROM label_current WHERE kind = 'label' AND outcome IN ('prefer', 'tie', 'both_bad')"
-    " GROUP BY item_id HAVING min(CASE outcome WHEN 'prefer' THEN preferred WHEN 'tie' THEN -1 ELSE -2 END)"
-    " != max(CASE outcome WHEN 'prefer' THEN preferred WHEN 'tie' THEN -1 ELSE -2 END)"
-)
-_REFERENCE_DIFFERS = (
-    "SELECT lc.item_id FROM label_current lc JOIN items r ON r.id = lc.item_id"
-    " WHERE lc.kind = 'label' AND lc.outcome = 'prefer' AND lc.preferred != r.ref_chosen{annotator}"
-)
+SMALL, UNKNOWN, LARGE = 0, 1, 2
 
-_LABEL_ERROR = (
-    "SELECT lc.item_id FROM label_current lc, json_each(lc.error_types) e"
-    " WHERE lc.kind = 'label' AND lc.error_types != '[]' AND json_extract(e.value, '$.kind') = ?"
-)
-_REF_ERROR = "SELECT item_id FROM ref_error_tags WHERE kind = ?"
-_DISCARD_REASON = (
-    "SELECT lc.item_id FROM label_current lc, json_each(lc.discard_reasons) e"
-    " WHERE lc.kind = 'label' AND lc.discard_reasons != '[]' AND e.value = ?"
-)
-_COLLECTION = (
-    "SELECT ci.item_id FROM collection_items ci WHERE ci.collection_id = (SELECT id FROM collections WHERE name = ?)"
-)
 
-# The judge filters, over one run's samples (parameters: the run id, once per '?').
-_PAIRWISE_RUN = "(SELECT mode FROM judge_runs WHERE id = ?) = 'pairwise'"
-# The strict plurality of parsed samples naming a response, per judged item (NULL: no
-# majority). Votes per (item, choice) are packed as n·2^20 ± choice, so max() over an item
-# gives the top count with its highest and lowest choice: equal means a single winner.
-_MAJORITY = (
-    "SELECT item_id, CASE WHEN (hi >> 20) > 0 AND (hi & 1048575) = ((hi >> 20 << 20) - lo) THEN hi & 1048575 END"
-    " AS choice FROM (SELECT item_id, max(n * 1048576 + coalesce(choice, 0)) AS hi,"
-    "  max(n * 1048576 - coalesce(choice, 0)) AS lo FROM ("
-    "   SELECT item_id, choice, sum(parsed AND choice IS NOT NULL) AS n FROM verdicts WHERE run_id = ?"
-    "   GROUP BY item_id, choice) GROUP BY item_id)"
-)
-_JUDGE = {
-    "right": f"SELECT m.item_id FROM ({_MAJORITY}) m JOIN items r ON r.id = m.item_id"
-             f" WHERE m.choice = r.ref_chosen AND {_PAIRWISE_RUN}",
-    "wrong": f"SELECT m.item_id FROM ({_MAJORITY}) m JOIN items r ON r.id = m.item_id"
-             f" WHERE m.choice != r.ref_chosen AND {_PAIRWISE_RUN}",
-    "unparsed": f"SELECT item_id FROM ({_MAJORITY}) WHERE choice IS NULL AND {_PAIRWISE_RUN}",
-    "inconsistent": (
-        "SELECT a.item_id FROM verdicts a JOIN verdicts b ON b.run_id = a.run_id AND b.item_id = a.item_id"
-        " AND b.sample_idx = a.sample_idx + 1"
-        " WHERE a.run_id = ? AND a.sample_idx % 2 = 0 AND a.parsed AND b.parsed AND a.choice IS NOT b.choice"
-        " AND (SELECT mode = 'pairwise' AND both_orders FROM judge_runs WHERE id = ?)"
-    ),
-}
+@dataclass(frozen=True)
+class _Set:
+    """A filter condition that is a set of item ids: ``ids`` selects them (for ``i.id IN``);
+    ``probe``, if given, is the same condition tested for the one item ``i.id`` (an index
+    lookup). ``size``: SMALL sets usually hold few items, LARGE ones most of them."""
+
+    ids: str
+    params: tuple = ()
+    probe: str | None = None
+    size: int = SMALL
+    negate: bool = False
+
+
+def _label_sets(f: ItemFilter) -> list[_Set]:
+    """Conditions on labels: they read ``label_current`` (the current row per kind, item and
+    annotator, ``cleared`` rows included) and ``label_disagreements``, which triggers derive
+    from ``labels`` (schema migration 2)."""
+    sets = []
+    if f.status in ("labeled", "unlabeled"):
+        unlabeled = f.status == "unlabeled"
+        if f.annotator:
+            sets.append(_Set(
+                f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = 'label'"
+                " AND outcome != 'cleared'", (f.annotator,),
+                f"EXISTS (SELECT 1 FROM label_current WHERE kind = 'label' AND item_id = i.id"
+                f" AND annotator_id = {_ANNOTATOR_ID} AND outcome != 'cleared')", size=LARGE, negate=unlabeled))
+        else:
+            sets.append(_Set(
+                "SELECT item_id FROM label_current WHERE kind = 'label' AND outcome != 'cleared'", (),
+                "EXISTS (SELECT 1 FROM label_current WHERE kind = 'label' AND item_id = i.id AND outcome != 'cleared')",
+                size=LARGE, negate=unlabeled))
+    elif f.status in ("adjudicated", "not_adjudicated"):
+        sets.append(_Set("SELECT item_id FROM label_current WHERE kind = 'adjudication' AND outcome != 'cleared'",
+                         negate=f.status == "not_adjudicated"))
+    if f.disagreement == "annotators":
+        sets.append(_Set("SELECT item_id FROM label_disagreements"))
+    elif f.disagreement == "reference":
+        sql = "SELECT item_id FROM label_current WHERE kind = 'label' AND against_ref"
+        sets.append(_Set(f"{sql} AND annotator_id = {_ANNOTATOR_ID}", (f.annotator,)) if f.annotator else _Set(sql))
+    if f.error_type:
+        by_labels = (
+            "SELECT lc.item_id FROM label_current lc, json_each(lc.error_types) e"
+            " WHERE lc.kind = 'label' AND lc.error_types != '[]' AND json_extract(e.value, '$.kind') = ?"
+        )
+        by_ref = "SELECT item_id FROM ref_error_tags WHERE kind = ?"
+        source = f.error_source or "any"
+        if source == "any":
+            sets.append(_Set(f"{by_ref} UNION ALL {by_labels}", (f.error_type, f.error_type)))
+        else:
+            sets.append(_Set(by_ref if source == "reference" else by_labels, (f.error_type,)))
+    if f.discard_reason:
+        sets.append(_Set(
+            "SELECT lc.item_id FROM label_current lc, json_each(lc.discard_reasons) e"
+            " WHERE lc.kind = 'label' AND lc.discard_reasons != '[]' AND e.value = ?", (f.discard_reason,)))
+    return sets
+
+
+def _judge_set(run: int, judge: str | None) -> _Set:
+    """Conditions on a judge run, read from ``judge_items`` (one row per judged item, derived
+    from ``verdicts`` by triggers). Only pairwise runs vote: a pointwise or step sample's
+    choice is the response it scored, so their right/wrong/unparsed/inconsistent sets are
+    empty."""
+    if judge is None:
+        return _Set("SELECT item_id FROM judge_items WHERE run_id = ?", (run,),
+                    "EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id)", size=LARGE)
+    test = "inconsistent" if judge == "inconsistent" else f"verdict = '{judge}'"
+    return _Set(f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test} AND {_PAIRWISE}", (run, run),
+                f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test} AND {_PAIRWISE})",
+                size=LARGE if judge == "right" else SMALL)
 
 
 def _like(text: str) -> str:
@@ -183,57 +203,42 @@ def _like(text: str) -> str:
 
 def _filter_sql(f: ItemFilter) -> tuple[str, list]:
     """SQL condition and parameters for an :class:`ItemFilter` over ``items i`` (every
-    field's meaning is documented on the class). Each set field adds one condition; those
-    on labels, verdicts, tags and collections are ``i.id IN (subquery)`` terms that SQLite
-    evaluates once per query, not once per item."""
+    field's meaning is documented on the class); each field that is set adds a condition.
+
+    Conditions on labels, verdicts, tags and collections are sets of item ids. SQLite builds
+    each ``i.id IN (set)`` once per statement and walks the first one, looking the others
+    up, so the smaller sets go first. A set that usually holds most items (an annotator's
+    labels, a run's judged or right items) is, when a smaller set leads, tested per item
+    instead (``probe``): building it would cost more than the lookups.
+    """
     clauses, params = ["1"], []
-
-    def among(sql: str, *args, negate: bool = False) -> None:
-        clauses.append(f"i.id {'NOT IN' if negate else 'IN'} ({sql})")
-        params.extend(args)
-
     if f.category:
         clauses.append("i.category = ?")
         params.append(f.category)
+    sets = []
     text = f.text.strip()
     if text:
-        match = fts_query(text)
         by_id = "SELECT id FROM items WHERE ext_id LIKE ? ESCAPE '\\'"
+        match = fts_query(text)
         if match is None:
-            among(by_id, _like(text))
+            sets.append(_Set(by_id, (_like(text),), size=UNKNOWN))
         else:
-            among(f"SELECT rowid FROM item_text WHERE item_text MATCH ? UNION {by_id}", match, _like(text))
-    if f.status in ("labeled", "unlabeled"):
-        if f.annotator:
-            among(_CURRENT_OF.format(kind="label"), f.annotator, negate=f.status == "unlabeled")
-        else:
-            among(_CURRENT.format(kind="label"), negate=f.status == "unlabeled")
-    elif f.status in ("adjudicated", "not_adjudicated"):
-        among(_CURRENT.format(kind="adjudication"), negate=f.status == "not_adjudicated")
+            sets.append(_Set(f"SELECT rowid FROM item_text WHERE item_text MATCH ? UNION ALL {by_id}",
+                             (match, _like(text)), size=UNKNOWN))
+    sets += _label_sets(f)
     if f.judge_run is not None:
-        if f.judge is None:
-            among("SELECT item_id FROM verdicts WHERE run_id = ?", f.judge_run)
-        else:
-            among(_JUDGE[f.judge], *[f.judge_run] * _JUDGE[f.judge].count("?"))
-    if f.disagreement == "annotators":
-        among(_PREFERENCES_DIFFER)
-    elif f.disagreement == "reference":
-        if f.annotator:
-            among(_REFERENCE_DIFFERS.format(annotator=f" AND lc.annotator_id = {_ANNOTATOR_ID}"), f.annotator)
-        else:
-            among(_REFERENCE_DIFFERS.format(annotator=""))
-    if f.error_type:
-        source = f.error_source or "any"
-        if source == "reference":
-            among(_REF_ERROR, f.error_type)
-        elif source == "labels":
-            among(_LABEL_ERROR, f.error_type)
-        else:
-            among(f"{_REF_ERROR} UNION {_LABEL_ERROR}", f.error_type, f.error_type)
-    if f.discard_reason:
-        among(_DISCARD_REASON, f.discard_reason)
+        sets.append(_judge_set(f.judge_run, f.judge))
     if f.collection:
-        among(_COLLECTION, f.collection)
+        sets.append(_Set(
+            "SELECT item_id FROM collection_items WHERE collection_id = (SELECT id FROM collections WHERE name = ?)",
+            (f.collection,)))
+    led = any(s.size == SMALL and not s.negate for s in sets)
+    for s in sorted(sets, key=lambda s: (s.negate, s.size)):
+        if led and s.size == LARGE and s.probe:
+            clauses.append(f"NOT {s.probe}" if s.negate else s.probe)
+        else:
+            clauses.append(f"i.id {'NOT IN' if s.negate else 'IN'} ({s.ids})")
+        params += s.params
     return " AND ".join(clauses), params
 
 

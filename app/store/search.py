@@ -26,36 +26,40 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: At most this many words of a search are used (FTS5's query parser has a depth limit).
 MAX_TERMS = 32
+#: Words at least this long match as prefixes; shorter ones only as whole words (a one- or
+#: two-letter prefix matches most of a project and costs a scan of many index entries).
+MIN_PREFIX = 3
 
 _PHRASE_OR_WORD = re.compile(r'"([^"]*)"|(\S+)')
+_TOKEN = re.compile(r"[^\W_]+")
 
 
 def _quoted(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def _searchable(text: str) -> bool:
-    """Whether the tokenizer finds a token in ``text`` (it keeps letters and digits)."""
-    return any(ch.isalnum() for ch in text)
-
-
 def fts_query(text: str) -> str | None:
     """An FTS5 MATCH expression for what a user typed, or ``None`` when it has no words.
 
-    Every word must occur (in the prompt or a response) and matches as a prefix: ``circ``
-    finds "circle" and "circles". Text in balanced double quotes is a phrase, matched
-    exactly and in order: ``"red circle"``. A word that the tokenizer splits (``e-mail``,
-    ``don't``) is a phrase of its parts, the last one a prefix. Everything is quoted, so
-    no input can produce an FTS5 syntax error.
+    Every word must occur, in the prompt or a response. A word of :data:`MIN_PREFIX` or
+    more characters matches as a prefix (``circ`` finds "circle" and "circles"), a shorter
+    one as a whole word. Text in balanced double quotes is a phrase, matched word for word
+    and in order (``"two circles"``). A word that the tokenizer splits (``e-mail``,
+    ``don't``) is a phrase of its parts, its last part a prefix when long enough. Only
+    letters and digits count (as for the tokenizer): ``(``, ``-`` or ``*`` alone add
+    nothing. Every term is quoted, so no input can produce an FTS5 syntax error.
     """
     terms = []
     for match in _PHRASE_OR_WORD.finditer(text):
         phrase, word = match.group(1), match.group(2)
         if phrase is not None:
-            if _searchable(phrase):
+            if _TOKEN.search(phrase):
                 terms.append(_quoted(phrase))
-        elif _searchable(word):
-            terms.append(_quoted(word) + "*")
+        else:
+            tokens = _TOKEN.findall(word)
+            if tokens:
+                prefix = "*" if len(tokens[-1]) >= MIN_PREFIX else ""
+                terms.append(_quoted(" ".join(tokens)) + prefix)
         if len(terms) == MAX_TERMS:
             break
     return " ".join(terms) if terms else None
