@@ -223,8 +223,9 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
         if match is None:
             sets.append(_Set(by_id, (_like(text),), size=UNKNOWN))
         else:
-            sets.append(_Set(f"SELECT rowid FROM item_text WHERE item_text MATCH ? UNION ALL {by_id}",
-                             (match, _like(text)), size=UNKNOWN))
+            fts = "SELECT rowid FROM item_text WHERE item_text MATCH ?"
+            sets.append(_Set(f"{fts} UNION ALL {by_id}", (match, _like(text)),
+                             f"(i.id IN ({fts}) OR i.ext_id LIKE ? ESCAPE '\\')", size=UNKNOWN))
     sets += _label_sets(f)
     if f.judge_run is not None:
         sets.append(_judge_set(f.judge_run, f.judge))
@@ -234,7 +235,7 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
             (f.collection,)))
     led = any(s.size == SMALL and not s.negate for s in sets)
     for s in sorted(sets, key=lambda s: (s.negate, s.size)):
-        if led and s.size == LARGE and s.probe:
+        if led and s.size != SMALL and s.probe:
             clauses.append(f"NOT {s.probe}" if s.negate else s.probe)
         else:
             clauses.append(f"i.id {'NOT IN' if s.negate else 'IN'} ({s.ids})")
