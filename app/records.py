@@ -181,9 +181,11 @@ class ItemFilter:
     annotator), none when that row is ``cleared``; a *current adjudication* likewise among
     ``kind='adjudication'`` rows.
 
-    - ``text``: every word occurs in the prompt or a response (full-text, word prefixes:
-      ``circ`` finds "circles"; ``"two circles"`` in quotes is an exact phrase; case and
-      accents ignored), **or** the text occurs in the item's ``ext_id`` (substring).
+    - ``text``: every word occurs in the prompt or a response (full-text; case and
+      accents ignored; a word of 3+ characters matches as a prefix: ``circ`` finds
+      "circles", shorter ones as whole words; ``"two circles"`` in quotes is an exact
+      phrase; operators and punctuation are plain text), **or** the whole text occurs in
+      the item's ``ext_id`` (a substring, as typed).
     - ``category``: the item's category.
     - ``status``: ``labeled``/``unlabeled``: has / lacks a current label of ``annotator``
       (of anyone when ``annotator`` is ``None``); ``adjudicated``/``not_adjudicated``:

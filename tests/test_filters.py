@@ -532,7 +532,8 @@ def test_saved_filters_round_trip(tmp_path):
         with pytest.raises(ValueError):
             save_filter(store, "  ", ItemFilter())
         # a filter saved by a newer version: unknown fields are ignored
-        store.set_meta("saved_filters", json.dumps({"future": {"category": "general", "mood": "happy"}}))
+        store.set_meta("saved_filters", json.dumps({"future": {"category": "general", "mood": "happy"},
+                                                    "newer": {"status": "someday"}}))
         assert saved_filters(store) == {"future": ItemFilter(category="general")}
         store.set_meta("saved_filters", "not json")
         assert saved_filters(store) == {}

@@ -84,13 +84,13 @@ def index_batch(conn: sqlite3.Connection, items: Sequence[tuple], responses: Seq
     conn.executemany("INSERT INTO item_text (rowid, prompt, responses) VALUES (?, ?, ?)", rows)
 
 
-def rebuild_index(store: "Store") -> None:
+def rebuild_index(store: Store) -> None:
     """Re-read every item into the full-text index (repair; the migration's backfill)."""
     with store.transaction() as conn:
         conn.execute("INSERT INTO item_text (item_text) VALUES ('rebuild')")
 
 
-def check_index(store: "Store") -> bool:
+def check_index(store: Store) -> bool:
     """Whether the full-text index matches the items exactly."""
     try:
         store.query("INSERT INTO item_text (item_text, rank) VALUES ('integrity-check', 1)")
@@ -117,7 +117,7 @@ def filter_from_dict(data: dict) -> ItemFilter:
     return ItemFilter(**{k: v for k, v in data.items() if k in _FIELDS})
 
 
-def _load(store: "Store") -> dict[str, dict]:
+def _load(store: Store) -> dict[str, dict]:
     raw = store.meta(SAVED_FILTERS_KEY)
     if not raw:
         return {}
@@ -128,12 +128,19 @@ def _load(store: "Store") -> dict[str, dict]:
     return {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
 
 
-def saved_filters(store: "Store") -> dict[str, ItemFilter]:
-    """Every saved filter by name, sorted by name."""
-    return {name: filter_from_dict(data) for name, data in sorted(_load(store).items())}
+def saved_filters(store: Store) -> dict[str, ItemFilter]:
+    """Every saved filter by name, sorted by name. A filter this version cannot express (a
+    value a newer PairScope added) is left out, not an error."""
+    out = {}
+    for name, data in sorted(_load(store).items()):
+        try:
+            out[name] = filter_from_dict(data)
+        except (TypeError, ValueError):
+            continue
+    return out
 
 
-def save_filter(store: "Store", name: str, f: ItemFilter) -> None:
+def save_filter(store: Store, name: str, f: ItemFilter) -> None:
     """Save (or replace) a named filter in the project."""
     name = name.strip()
     if not name:
@@ -146,7 +153,7 @@ def save_filter(store: "Store", name: str, f: ItemFilter) -> None:
         store.set_meta(SAVED_FILTERS_KEY, json.dumps(data, sort_keys=True))
 
 
-def delete_filter(store: "Store", name: str) -> bool:
+def delete_filter(store: Store, name: str) -> bool:
     """Remove a saved filter; returns whether it existed."""
     with store.transaction():
         data = _load(store)
