@@ -48,6 +48,8 @@ KEYMAP: tuple[Shortcut, ...] = (
     _S("previous_item", ("P", "K", "Up"), "Previous item", "Navigate"),
     _S("next_unlabeled", ("U",), "Next unlabeled item", "Navigate"),
     _S("search", ("Ctrl+F",), "Search items", "Navigate"),
+    _S("save_filter", ("Ctrl+Shift+S",), "Save the table's filter under a name", "Navigate"),
+    _S("open_filter", ("Ctrl+Shift+O",), "Show the items of a saved filter", "Navigate"),
     _S("undo", ("Ctrl+Z",), "Undo the last label change", "Edit"),
     _S("redo", ("Ctrl+Shift+Z", "Ctrl+Y"), "Redo", "Edit"),
     _S("toggle_markdown", ("M",), "Markdown / plain text", "View"),

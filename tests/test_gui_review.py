@@ -120,3 +120,19 @@ def test_failure_stepping_walks_the_items_the_judge_got_wrong(qtbot, tmp_path):
     assert "alice: tie" in window.review.text.toPlainText()
     window.focus.setCurrentIndex(0)
     assert window.table.model().rowCount() == 3
+
+
+def test_saved_filters_from_the_window(qtbot, tmp_path, monkeypatch):
+    from pairscope.app.gui import main_window
+
+    path = tmp_path / "p.pairscope"
+    build(path)
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
+    window.focus.setCurrentIndex(window.focus.findData("annotators_disagree"))
+    monkeypatch.setattr(main_window.QInputDialog, "getText", staticmethod(lambda *a, **k: ("disputes", True)))
+    qtbot.keyClick(window, Qt.Key_S, Qt.ControlModifier | Qt.ShiftModifier)
+    window.focus.setCurrentIndex(0)
+    assert window.table.model().rowCount() == 3
+    monkeypatch.setattr(main_window.QInputDialog, "getItem", staticmethod(lambda *a, **k: ("disputes", True)))
+    qtbot.keyClick(window, Qt.Key_O, Qt.ControlModifier | Qt.ShiftModifier)
+    assert window.table.model().rowCount() == 1

@@ -51,6 +51,8 @@ def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
         "add_to_collection": lambda: w.collect(False),
         "collect_filtered": lambda: w.collect(True),
         "export": lambda: show_export(w),
+        "save_filter": w.save_filter,
+        "open_filter": w.open_filter,
         "judge_item": lambda: (w.judge.show(), w.judge.judge_current()),
     }
     for position in range(1, 5):

@@ -152,17 +152,41 @@ class MainWindow(QMainWindow):
 
     # -- the table ---------------------------------------------------------------------------
 
-    def apply_filter(self, select_row: int | None = None) -> None:
-        """Rebuild the table for the current search/category/status filter."""
+    def apply_filter(self, select_row: int | None = None, saved=None) -> None:
+        """Rebuild the table for the current search/category/status filter (or a saved one)."""
         current = self.controller.current.item.id if self.controller.current else None
-        self.controller.set_filter(self.search.text(), self.category.currentData(), self.status.currentData(),
-                                   self.focus.currentData())
+        if saved is not None:
+            self.controller.filter = saved
+        else:
+            self.controller.set_filter(self.search.text(), self.category.currentData(), self.status.currentData(),
+                                       self.focus.currentData())
         self.table.set_items(self.controller.row_count(), self.controller.page)
         if select_row is None and current is not None:
             row = self.controller.row_of(current)
             rows = self.table.model().rowCount()
             select_row = row if row < rows and self.table.model().row(row).summary.id == current else 0
         self.table.select_row(select_row or 0)
+
+    def save_filter(self) -> None:
+        from ..store.search import save_filter
+
+        name, ok = QInputDialog.getText(self, "Save filter", "Name for the table's current filter:")
+        if ok and name.strip():
+            save_filter(self.controller.store, name.strip(), self.controller.filter)
+            self.statusBar().showMessage(f"Saved filter {name.strip()!r}.", 4000)
+
+    def open_filter(self) -> None:
+        from ..store.search import saved_filters
+
+        filters = saved_filters(self.controller.store)
+        if not filters:
+            self.statusBar().showMessage("No saved filters yet (Ctrl+Shift+S saves one).", 4000)
+            return
+        name, ok = QInputDialog.getItem(self, "Saved filters", "Show the items of:", sorted(filters), 0, False)
+        if ok and name:
+            self.apply_filter(saved=filters[name])
+            self.statusBar().showMessage(f"{self.table.model().rowCount()} items: saved filter {name!r}"
+                                         " (change any filter control to leave it)", 6000)
 
     def _on_focus(self, _index: int) -> None:
         """A review filter turns on failure stepping: the review panel shows each item's labels
