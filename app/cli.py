@@ -12,14 +12,16 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
-from .demo import create_demo_project
-from .formats import FORMATS, FormatError
-from .importer import import_file
-from .records import ImportReport
 from .store import SchemaError, Store
+
+if TYPE_CHECKING:
+    from .records import ImportReport
+
+# The window's start-up path imports none of the formats, the importer or the demo: each
+# command imports what it needs (start-up time is measured in bench/annotation_bench.py).
 
 SUBCOMMANDS = ("import", "info", "demo", "judge", "stats", "export", "pack", "merge")
 
@@ -35,6 +37,8 @@ def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .formats import FORMATS
+
     parser = argparse.ArgumentParser(prog="pairscope", description="Verify and curate multimodal preference data.")
     parser.add_argument("--version", action="version", version=f"pairscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -110,7 +114,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_report(report: ImportReport) -> None:
+def _print_report(report: "ImportReport") -> None:
     out, err = sys.stdout, sys.stderr
     print(f"{report.source} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
           f" {report.conflicts} conflicting", file=out)
@@ -123,6 +127,8 @@ def _print_report(report: ImportReport) -> None:
 
 
 def cmd_import(args) -> int:
+    from .importer import import_file
+
     mapping = _parse_map(args.map)
     with Store.create(args.db) as store:
         report = import_file(store, args.path, args.format, args.media_root, mapping)
@@ -153,6 +159,8 @@ def cmd_info(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    from .demo import create_demo_project
+
     reports = create_demo_project(args.path)
     for report in reports:
         _print_report(report)
@@ -236,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Qt lives in app.gui; the core only reaches it when the user asks for a window.
         launch = importlib.import_module("pairscope.app.gui.launch")
         return launch.run(gui_args.db, gui_args.annotator, gui_args.item)
+    from .formats import FormatError
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pairscope.models.parsing import parse_pairwise
-
 from .labeling import describe, label_to_draft
 from .records import Item
 from .store import Store
@@ -45,6 +43,9 @@ class ReviewData:
 
 def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
     """Every current label (one per annotator and kind) and every judge sample of an item."""
+    from pairscope.models.parsing import (
+        parse_pairwise,  # compiled regexes: only when reviewing
+    )
     position = {index: pos for pos, index in enumerate(order, start=1)}
 
     def screen(index: int | None) -> str:

@@ -10,7 +10,6 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
-from ..demo import create_demo_project
 from ..store import SchemaError, Store
 from .controller import AnnotationController
 from .main_window import MainWindow
@@ -31,6 +30,10 @@ def default_project(settings: QSettings) -> Path:
     data = Path(QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or Path.home() / ".pairscope")
     demo = data / "demo.pairscope"
     if not demo.exists():
+        from ..demo import (
+            create_demo_project,  # only the first run without a project needs it
+        )
+
         create_demo_project(demo)
     return demo
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 import orjson
