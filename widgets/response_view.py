@@ -179,6 +179,16 @@ class ResponseCard(QFrame):
         self._diff_selections: list[QTextEdit.ExtraSelection] = []
         self.body.document().documentLayout().documentSizeChanged.connect(self._fit_height)
 
+    def set_response(self, response: ResponseText) -> None:
+        """Show another response in this card (marks and the current step start afresh);
+        call :meth:`render` afterwards. Reusing cards keeps stepping between items fast."""
+        self.response = response
+        self.title_label.setText(response.title)
+        self.count_label.setText(word_count_text(response.text or "\n".join(response.steps)))
+        self._marks = {}
+        self._current = None
+        self._diff_selections = []
+
     @property
     def is_empty(self) -> bool:
         return not self.response.text.strip() and not self.response.steps
@@ -313,6 +323,14 @@ class ResponsePane(QWidget):
 
     def show_responses(self, responses: Sequence[ResponseText]) -> None:
         """Replace the shown responses; two → side by side, more → a vertical list."""
+        if self._cards and 0 < len(responses) <= 2 and len(responses) == len(self._cards):
+            # Same layout as before: refill the cards instead of rebuilding the widgets
+            # (measured: half of the time of stepping to the next item went to rebuilding).
+            for card, response in zip(self._cards, responses):
+                card.set_response(response)
+                card.render(self._markdown)
+            self._apply_diff()
+            return
         self._layout.removeWidget(self._content)
         self._content.hide()  # deleteLater waits for the event loop; hide it now
         self._content.deleteLater()
