@@ -12,18 +12,20 @@ from .judging import ItemJudgement, pointwise_choice, vote
 from .store import RunRecord, Store, VerdictRecord
 
 
+def judge_item(run: RunRecord, verdicts: list[VerdictRecord]) -> ItemJudgement:
+    """The K-vote of one item from its verdicts in ``run`` (pointwise: higher score wins)."""
+    if run.mode == "pointwise":
+        n = max(v.order_shown[0] for v in verdicts) + 1
+        verdicts = pointwise_choice(verdicts, n, run.k)
+    return vote(verdicts, run.both_orders)
+
+
 def item_judgements(store: Store, run: RunRecord) -> dict[int, ItemJudgement]:
     """The K-vote of every item judged in a run."""
     by_item: dict[int, list[VerdictRecord]] = {}
     for v in store.verdicts(run.id):
         by_item.setdefault(v.item_id, []).append(v)
-    out = {}
-    for item_id, verdicts in by_item.items():
-        if run.mode == "pointwise":
-            n = max(v.order_shown[0] for v in verdicts) + 1
-            verdicts = pointwise_choice(verdicts, n, run.k)
-        out[item_id] = vote(verdicts, run.both_orders)
-    return out
+    return {item_id: judge_item(run, verdicts) for item_id, verdicts in by_item.items()}
 
 
 @dataclass(frozen=True)

@@ -47,9 +47,6 @@ class StatsData:
     runs: list[RunData] = field(default_factory=list)
     media_kind: np.ndarray | None = None  # "none" | "image" | "video" per item
 
-    @property
-    def index_of(self) -> dict[int, int]:
-        return {int(item_id): i for i, item_id in enumerate(self.item_ids)}
 
 
 # SQLite takes the bare columns of an aggregate query from the row holding max(): the

@@ -58,14 +58,6 @@ class ItemTableModel(QAbstractTableModel):
         offset = row - number * self.PAGE
         return page[offset] if offset < len(page) else None
 
-    def find_row(self, item_id: int) -> int | None:
-        """The row of an item among the pages loaded so far."""
-        for number, page in self._pages.items():
-            for offset, table_row in enumerate(page):
-                if table_row.summary.id == item_id:
-                    return number * self.PAGE + offset
-        return None
-
     def replace_row(self, new: TableRow) -> None:
         """Show a changed row (e.g. after a label was saved) if its page is loaded."""
         for number, page in self._pages.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from ..labeling import LabelingSession
-from ..records import Item, ItemFilter, LabelDraft, TableRow
+from ..records import Item, LabelDraft, TableRow
 from ..review import ReviewData, review_data
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
@@ -191,4 +191,4 @@ class AnnotationController(QObject):
         self.store.close()
 
 
-__all__ = ["AnnotationController", "ItemView", "ItemFilter"]
+__all__ = ["AnnotationController", "ItemView", "FOCUS"]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from pairscope.models.prompts import bundled_templates
 from pairscope.widgets.judge_panel import JudgePanel
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDockWidget
 
-from ..judge_results import item_judgements
+from ..judge_results import judge_item
 from ..store import VerdictRecord
 from .judge_worker import JudgeWorker
 
@@ -108,7 +108,9 @@ class JudgeDock(QDockWidget):
             self.panel.show_result("Not judged yet.")
             return
         run = store.run(verdicts[-1].run_id)
-        judgement = item_judgements(store, run).get(current.item.id)
+        run_verdicts = [v for v in verdicts if v.run_id == run.id]
+        # Only this item's samples: re-voting the whole run on every item shown was O(run).
+        judgement = judge_item(run, run_verdicts)
         reference = current.item.reference.chosen
         mine = store.current_label(current.item.id, controller.annotator)
         parts = [f"Judge: {name(judgement.choice if judgement else None)}"
@@ -120,15 +122,11 @@ class JudgeDock(QDockWidget):
             parts.append("agrees with the dataset ✓" if judgement.choice == reference else "disagrees with the dataset ✗")
         if judgement and judgement.consistent is not None:
             parts.append("consistent across orders" if judgement.consistent else "INCONSISTENT across orders")
-        run_verdicts = [v for v in verdicts if v.run_id == run.id]
         seen = _what_the_judge_saw(run_verdicts)
         self.panel.show_result("  ·  ".join(parts), seen)
         frames = next((v.media_sent.get("frame_indices") for v in run_verdicts if v.media_sent), None)
         if frames:
             self.window_.media.set_highlighted_frames(frames, "seen by the judge")
-
-    def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
-        super().closeEvent(event)
 
     def shutdown(self) -> None:
         self.worker.stop()
@@ -154,4 +152,4 @@ def _what_the_judge_saw(verdicts: list[VerdictRecord]) -> str:
     return "   ".join(parts)
 
 
-__all__ = ["JudgeDock", "Qt"]
+__all__ = ["JudgeDock"]
