@@ -48,7 +48,6 @@ class StatsData:
     media_kind: np.ndarray | None = None  # "none" | "image" | "video" per item
 
 
-
 # SQLite takes the bare columns of an aggregate query from the row holding max(): the
 # newest label per (item, annotator), answered from the covering index labels_current.
 # Coded in SQL (see the module docstring; -1 = no preference) and returned as one
