@@ -62,6 +62,7 @@ from .export_formats import (
     ExportItem,
     Preference,
 )
+from .formats.media_refs import check_file, inside
 from .records import Item, Label, MediaRef
 from .store import Store
 from .store.connection import utc_now
@@ -226,12 +227,16 @@ def _suffix(path: Path) -> str:
 
 
 class MediaCopier:
-    """Copies media into ``out_dir/media/<sha256><suffix>``, each distinct file once."""
+    """Copies media into ``out_dir/media/<sha256><suffix>``, each distinct file once; with
+    ``keep_paths``, under the dataset's own relative path when it stays inside ``out_dir``
+    (VL-RewardBench's scripts read the subset from ``images/<subset>/…``). Only files whose
+    header says they are an image or a video of their kind are copied."""
 
-    def __init__(self, out_dir: Path, project_dir: Path):
+    def __init__(self, out_dir: Path, project_dir: Path, keep_paths: bool = False):
         self.out_dir = out_dir
         self.dir = out_dir / MEDIA_DIR
         self.project_dir = project_dir
+        self.keep_paths = keep_paths
         self.files: dict[str, dict[str, Any]] = {}
         self._by_source: dict[str, tuple[str, str]] = {}
 
@@ -243,24 +248,41 @@ class MediaCopier:
             source = self.project_dir / source
         key = os.path.abspath(source)
         if key not in self._by_source:
-            if not source.is_file():
+            why = check_file(source, ref.kind)
+            if why == "not found":
                 return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} no longer at {source}")
+            if why is not None:
+                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} {source} {why}; not exported")
             try:
-                self._by_source[key] = self._copy(source)
+                self._by_source[key] = self._copy(source, self._kept(ref.ref))
             except OSError as exc:
                 return ExportedMedia(ref.kind, ref.ref, None, None, f"could not copy {source}: {exc}")
         rel, digest = self._by_source[key]
         return ExportedMedia(ref.kind, ref.ref, rel, digest, None)
 
-    def _copy(self, source: Path) -> tuple[str, str]:
-        self.dir.mkdir(exist_ok=True)
-        writer = _AtomicWriter(self.dir / "pending")
+    def _kept(self, ref: str) -> str | None:
+        """The dataset's relative path to write a file under, or ``None`` (content-addressed)."""
+        if not self.keep_paths:
+            return None
+        target = inside(self.out_dir, ref)
+        if target is None or target.parent == self.out_dir:
+            return None  # outside, or beside the JSONL and the manifest
+        rel = target.relative_to(self.out_dir).as_posix()
+        return None if rel in self.files or rel.split("/")[0] == MEDIA_DIR else rel
+
+    def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str]:
+        if kept is not None:
+            (self.out_dir / kept).parent.mkdir(parents=True, exist_ok=True)
+            writer = _AtomicWriter(self.out_dir / kept)
+        else:
+            self.dir.mkdir(exist_ok=True)
+            writer = _AtomicWriter(self.dir / "pending")
         try:
             with open(source, "rb") as fh:
                 for block in iter(lambda: fh.read(_CHUNK), b""):
                     writer.write(block)
             digest = writer.digest.hexdigest()
-            rel = f"{MEDIA_DIR}/{digest}{_suffix(source)}"
+            rel = kept or f"{MEDIA_DIR}/{digest}{_suffix(source)}"
             if rel in self.files:  # same bytes under another source path: one file
                 writer.discard()
             else:
@@ -367,7 +389,7 @@ def export_project(
     _prepare_folder(out_dir, force)
 
     result = ExportResult(out_dir=out_dir, format=fmt, n_items=0)
-    copier = MediaCopier(out_dir, store.path.parent)
+    copier = MediaCopier(out_dir, store.path.parent, keep_paths=export_format.keep_media_paths)
     sources: Counter = Counter()
     missing_media = 0
     writer = _AtomicWriter(out_dir / export_format.filename)

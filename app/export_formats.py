@@ -139,7 +139,7 @@ def vlrewardbench_row(x: ExportItem) -> dict[str, Any]:
     item = x.item
     images = x.media_paths("image")
     row: dict[str, Any] = {
-        "id": item.ext_id,
+        "id": item.dataset_id,
         "query": _query_text(item),
         "response": [r.text for r in item.responses],
         "human_ranking": full_ranks(x.preference.ranking, len(item.responses)),
@@ -153,7 +153,8 @@ def vlrewardbench_row(x: ExportItem) -> dict[str, Any]:
     if videos:  # not part of the benchmark's schema (images only), but not dropped either
         row["video_path"] = videos[0] if len(videos) == 1 else videos
     # The benchmark derives the category from the id prefix; keep ours when that disagrees.
-    if vlrewardbench_category(item.ext_id)[0] != item.category:
+    original = next((m.ref for m in item.media if m.kind == "image"), None)
+    if vlrewardbench_category(item.dataset_id, original)[0] != item.category:
         row["category"] = item.category
     for key, value in item.extra.items():
         row.setdefault(key, value)
@@ -166,7 +167,7 @@ def trl_row(x: ExportItem) -> dict[str, Any]:
     chosen = x.preference.preferred
     texts = [r.text for r in item.responses]
     return {
-        "id": item.ext_id,
+        "id": item.dataset_id,
         "prompt": item.prompt,
         "chosen": texts[chosen],
         "rejected": texts[1 - chosen],
@@ -203,7 +204,7 @@ def jsonl_row(x: ExportItem) -> dict[str, Any]:
     JSONL importer's field names, so ``JSONL_IMPORT_MAP`` re-imports the items."""
     item, ref, pref = x.item, x.item.reference, x.preference
     return {
-        "id": item.ext_id,
+        "id": item.dataset_id,
         "prompt": item.prompt,
         "prompt_raw": item.prompt_raw,
         "responses": [r.text for r in item.responses],
@@ -264,6 +265,8 @@ class ExportFormat:
     row: Callable[[ExportItem], dict[str, Any]]
     rejects: Callable[[ExportItem], str | None] = lambda x: None
     reimport: dict[str, Any] | None = None
+    #: Write media under the dataset's own relative paths (where they stay inside the folder).
+    keep_media_paths: bool = False
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
@@ -274,6 +277,7 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
             "VL-RewardBench rows (id, query, response, human_ranking, image_path, …) for its evaluation scripts",
             vlrewardbench_row, _vlrewardbench_rejects,
             reimport={"format": "vlrewardbench", "media_root": "."},
+            keep_media_paths=True,
         ),
         ExportFormat(
             "trl", "trl.jsonl",

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 from collections import Counter
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator
 
-from .formats import FormatError, ImportContext, ParsedRow, detect_format, get_format
+from .formats import FormatError, ImportContext, ParsedRow, dataset_files, detect_format, get_format
 from .formats.base import DatasetFormat
 from .records import ImportProblem, ImportReport
 from .store import AddResult, Store
@@ -49,16 +50,30 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def source_sha256(path: Path) -> str:
+    """A file's sha256; for a folder of shards, the sha256 of its files' names and hashes."""
+    if not path.is_dir():
+        return file_sha256(path)
+    digest = hashlib.sha256()
+    for shard in dataset_files(path):
+        digest.update(f"{shard.relative_to(path).as_posix()}\0{file_sha256(shard)}\n".encode())
+    return digest.hexdigest()
+
+
 def open_source(
     path: str | Path,
     fmt: str | None = None,
     media_root: str | Path | None = None,
     mapping: dict[str, str] | None = None,
     project_media_dir: Path | None = None,
+    allow_outside_media: bool = False,
 ) -> tuple[DatasetFormat, ImportContext]:
     """Pick the format (given or detected) and set up the parse context."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        if not dataset_files(path):
+            raise FormatError([ImportProblem(str(path), None, "a folder without Parquet files (data/*.parquet)")])
+    elif not path.is_file():
         raise FormatError([ImportProblem(str(path), None, "no such file")])
     dataset_format = get_format(fmt) if fmt else detect_format(path)
     ctx = ImportContext(
@@ -66,40 +81,34 @@ def open_source(
         media_root=Path(media_root).expanduser() if media_root else None,
         mapping=dict(mapping or {}),
         project_media_dir=project_media_dir,
+        allow_outside_media=allow_outside_media,
     )
     return dataset_format, ctx
 
 
-def unique_rows(rows: Iterator[ParsedRow], path: Path, lines: dict[str, int | None]) -> Iterator[ParsedRow]:
-    """Pass rows through, recording each id's line; duplicate ids inside the file are
-    fatal (both lines named), reported with the format's own problems at the end."""
-    duplicates: list[ImportProblem] = []
-    try:
-        for row in rows:
-            ext_id = row.item.ext_id
-            if ext_id in lines:
-                duplicates.append(ImportProblem(
-                    str(path), row.line, f"duplicate id {ext_id!r} (first at line {lines[ext_id]})", ext_id
-                ))
-            else:
-                lines[ext_id] = row.line
-                if not duplicates:
-                    yield row
-    except FormatError as exc:
-        raise FormatError(sorted(exc.problems + duplicates, key=lambda p: (p.line is None, p.line or 0))) from None
-    if duplicates:
-        raise FormatError(duplicates)
-
-
 def batches(rows: Iterator[ParsedRow], batcher: ItemBatcher) -> Iterator[ItemBatch]:
     """Group parsed rows into insert batches of ``BATCH_SIZE`` items."""
-    chunk = []
+    chunk: list[ParsedRow] = []
     for row in rows:
-        chunk.append(row.item)
+        chunk.append(row)
         if len(chunk) >= BATCH_SIZE:
-            yield batcher.batch(chunk)
+            yield batcher.batch([r.item for r in chunk], [r.line for r in chunk])
             chunk = []
-    yield batcher.batch(chunk)
+    yield batcher.batch([r.item for r in chunk], [r.line for r in chunk])
+
+
+def repeat_problems(path: Path, repeats) -> tuple[int, list[ImportProblem]]:
+    """Rows that repeat an earlier row's identity: byte-identical ones are counted (imported
+    once); one with the same id, prompt and responses but other content is fatal."""
+    identical, problems = 0, []
+    for line, ext_id, first_line, same in repeats:
+        if same:
+            identical += 1
+        else:
+            problems.append(ImportProblem(
+                str(path), line, f"repeats line {first_line}'s id, prompt and responses with other content"
+                " (reference, media or fields differ); which one is right?", ext_id))
+    return identical, problems
 
 
 def import_file(
@@ -109,44 +118,98 @@ def import_file(
     media_root: str | Path | None = None,
     mapping: dict[str, str] | None = None,
     progress: Callable[[int], None] | None = None,
+    allow_outside_media: bool = False,
 ) -> ImportReport:
     """Import one dataset file as a single transaction: all of it, or nothing.
 
-    Missing media and id conflicts with items already in the project are reported in
-    the returned :class:`ImportReport`, not fatal. Re-importing a file adds nothing.
+    Missing media and conflicts with items already in the project are reported in the
+    returned :class:`ImportReport`, not fatal. An id the file repeats with another prompt
+    or other responses is a distinct item (display id ``id#2``); a row repeating an earlier
+    one byte for byte is imported once. Re-importing a file adds nothing. ``path`` may be a
+    folder of Parquet shards.
     ``progress(rows_done)`` is called after each written batch.
     """
     path = Path(path)
-    dataset_format, ctx = open_source(path, fmt, media_root, mapping, store.media_dir)
-    options = {"media_root": str(ctx.media_root) if ctx.media_root else None, "mapping": ctx.mapping}
-    lines: dict[str, int | None] = {}
+    dataset_format, ctx = open_source(path, fmt, media_root, mapping, store.media_dir, allow_outside_media)
+    options = {"media_root": str(ctx.media_root) if ctx.media_root else None, "mapping": ctx.mapping,
+               "allow_outside_media": allow_outside_media}
     result = AddResult()
     try:
         with gc_paused(), store.transaction():
-            import_id = store.begin_import(str(path.resolve()), dataset_format.name, file_sha256(path), options)
-            rows = unique_rows(dataset_format.parse(ctx), path, lines)
-            for batch in batches(rows, store.item_batcher(import_id)):
+            import_id = store.begin_import(str(path.resolve()), dataset_format.name, source_sha256(path), options)
+            done = 0
+            for batch in batches(dataset_format.parse(ctx), store.item_batcher(import_id)):
                 store.write_batch(batch)
                 result.extend(batch.result)
+                done += len(batch.result.added) + len(batch.result.unchanged) + len(batch.result.conflicts)
                 if progress is not None:
-                    progress(len(lines))
+                    progress(done)
+            identical, fatal = repeat_problems(path, result.repeats)
+            if fatal:
+                raise FormatError(fatal)
             store.finish_import(import_id, len(result.added), len(result.unchanged))
     except BaseException:
         _remove_written(ctx)
         raise
     report = ImportReport(source=str(path), format=dataset_format.name, problems=list(ctx.problems))
-    for ext_id in result.conflicts:
+    for ext_id, line in zip(result.conflicts, result.conflict_lines):
         report.problems.append(ImportProblem(
-            str(path), lines.get(ext_id),
-            "an item with this id is already in the project with different content; kept the stored one",
-            ext_id, fatal=False,
+            str(path), line,
+            "this item (same id, prompt and responses) is already in the project with other content"
+            " (reference, media or fields); kept the stored one", ext_id, fatal=False,
         ))
     report.added = len(result.added)
     report.unchanged = len(result.unchanged)
     report.conflicts = len(result.conflicts)
+    report.identical_duplicates = identical
+    report.renamed = [(item.ext_id, item.source_id) for item in result.added if item.source_id is not None]
     report.per_category = dict(Counter(item.category for item in result.added))
-    report.missing_media = sum(1 for item in result.added for m in item.media if m.missing)
+    _summarise_missing(report, result.added)
     return report
+
+
+def _summarise_missing(report: ImportReport, added) -> None:
+    """Count the items added without a usable media file, keep the first few as examples and
+    the folder every missing reference starts with (for a ``--media-root`` hint)."""
+    refs = []
+    for item in added:
+        missing = [m for m in item.media if m.missing]
+        if not missing:
+            continue
+        report.items_missing_media += 1
+        report.missing_media += len(missing)
+        if len(report.missing_examples) < 5:
+            report.missing_examples.append((item.ext_id, missing[0].ref))
+        if len(refs) < 10_000:
+            refs += [m.ref for m in missing]
+    report.missing_prefix = common_folder(refs)
+
+
+def common_folder(refs: list[str]) -> str | None:
+    """The leading folder that every relative reference shares (``images/``), if any."""
+    parts = [PurePosixPath(r.replace("\\", "/")).parts[:-1] for r in refs if r and not os.path.isabs(r)]
+    if not parts or len(parts) != len(refs):
+        return None
+    prefix = []
+    for column in zip(*parts):
+        if len(set(column)) != 1 or column[0] in ("..", "."):
+            break
+        prefix.append(column[0])
+    return "/".join(prefix) + "/" if prefix else None
+
+
+def describe_missing(report: ImportReport, db: str | Path) -> str | None:
+    """One paragraph about the items without media (``None`` when every item has its media)."""
+    if not report.items_missing_media:
+        return None
+    total = report.added
+    shown = "; ".join(f"{item}: {ref}" for item, ref in report.missing_examples)
+    text = (f"{report.items_missing_media:,} of {total:,} items added have no media file; first "
+            f"{len(report.missing_examples)}: {shown}.\n  `pairscope info --db {db} --missing` lists them all.")
+    if report.missing_prefix:
+        text += (f"\n  Every missing path starts with {report.missing_prefix!r}: if those files are elsewhere,"
+                 f" import again with --media-root FOLDER (the folder that holds {report.missing_prefix}).")
+    return text
 
 
 def _remove_written(ctx: ImportContext) -> None:

@@ -115,8 +115,10 @@ class Reference:
 class Item:
     """A prompt, its media and two or more responses, plus the dataset's reference.
 
-    ``ext_id`` is the dataset's own id (unique in a project); ``id`` is the store's key,
-    ``None`` before the item is stored. ``extra`` holds every field of the source row that
+    ``ext_id`` is the item's display id, unique in a project: the dataset's own id, or, when
+    the dataset repeats an id with different content, that id plus ``#2``, ``#3``… in file
+    order; ``source_id`` then holds the dataset's id verbatim (``None`` when it equals
+    ``ext_id``). ``id`` is the store's key, ``None`` before the item is stored. ``extra`` holds every field of the source row that
     PairScope does not interpret, verbatim, so exports lose nothing.
     """
 
@@ -131,6 +133,12 @@ class Item:
     reference: Reference = field(default_factory=Reference)
     extra: dict[str, Any] = field(default_factory=dict)
     id: int | None = None
+    source_id: str | None = None
+
+    @property
+    def dataset_id(self) -> str:
+        """The id exactly as the dataset wrote it (what exports write back)."""
+        return self.ext_id if self.source_id is None else self.source_id
 
     @property
     def media_kind(self) -> str:
@@ -308,6 +316,15 @@ class ImportReport:
     per_category: dict[str, int] = field(default_factory=dict)
     problems: list[ImportProblem] = field(default_factory=list)
     missing_media: int = 0
+    #: Rows that repeat an earlier row of the file byte for byte (imported once).
+    identical_duplicates: int = 0
+    #: ``(display id, dataset id)`` for items whose id the dataset repeats with other content.
+    renamed: list[tuple[str, str]] = field(default_factory=list)
+    #: Items added without a usable media file, and the first few ``(item, ref)`` of them.
+    items_missing_media: int = 0
+    missing_examples: list[tuple[str, str]] = field(default_factory=list)
+    #: The folder every missing media reference starts with (a hint for ``--media-root``).
+    missing_prefix: str | None = None
 
 
 @dataclass(frozen=True)

@@ -23,13 +23,37 @@ _PREFIX_TO_CATEGORY = {p.lower(): (c, s) for p, c, s in _CATEGORY_PREFIXES}
 _SUBSET_RE = re.compile(r"^(.*?)[-_]?\d+$")
 
 
-def vlrewardbench_category(item_id: str) -> tuple[str, str]:
-    """Map a VL-RewardBench id to ``(category, subset)`` by its prefix.
+#: The official scoring script's groups, keyed by the folder in ``image_path``
+#: (``images/<subset>/<file>``): ``cal.py`` reads ``image_path.split("/")[1]``.
+OFFICIAL_SUBSETS = {
+    "vlfeedback": "general",
+    "wildvision-battle": "general",
+    "povid": "hallucination",
+    "rlhf-v": "hallucination",
+    "rlaif-v": "hallucination",
+    "reasoning_tasks": "reasoning",
+}
 
-    ``RLAIF-*``, ``RLHF-*``, ``hallucination_pair-*`` are hallucination; ``mathverse_*``
-    and ``mmmu*`` are reasoning; ``wildvision*`` and everything else are general (the
-    subset of an unknown id is its prefix before the trailing number).
+
+def vlrewardbench_category(item_id: str, image_path: str | None = None) -> tuple[str, str]:
+    """Map a VL-RewardBench item to ``(category, subset)``.
+
+    As the official scoring does, by the subset folder of ``image_path``
+    (``images/povid/…`` → hallucination) when it names one of its six subsets; otherwise
+    by the id's prefix: ``RLAIF-*``, ``RLHF-*``, ``hallucination_pair-*`` are
+    hallucination; ``mathverse_*`` and ``mmmu*`` are reasoning; ``wildvision*`` and
+    everything else are general (the subset of an unknown id is its prefix before the
+    trailing number). A reasoning item's subset comes from its id (mathverse, mmmu-pro).
     """
+    parts = image_path.replace("\\", "/").split("/") if image_path else []
+    official = OFFICIAL_SUBSETS.get(parts[1].lower()) if len(parts) > 2 else None
+    by_id = _by_prefix(item_id)
+    if official is None:
+        return by_id
+    return official, (by_id[1] if by_id[0] == official else parts[1].lower())
+
+
+def _by_prefix(item_id: str) -> tuple[str, str]:
     match = _PREFIX_RE.match(item_id)
     if match:
         return _PREFIX_TO_CATEGORY[match.group(1).lower()]

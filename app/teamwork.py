@@ -4,16 +4,17 @@
 ``ext_id`` and ``content_hash``), their media copied into the pack's own media folder, the
 annotator's label history and blind display orders for those items, and ``meta`` rows that
 say where it came from. ``merge_projects`` unions label histories of several projects into
-one, matching items by ``ext_id``, labels by uuid, annotators by name.
+one, matching items by identity (dataset id + content, ``items.identity``), labels by uuid,
+annotators by name.
 
 Media paths: a file PairScope copies into a project's media folder is stored *relative to
 the project's folder* (``<stem>_media/ab/ab12….png``, POSIX separators), so a project can be
 moved or mailed with its media folder. Read such paths with :func:`resolve_media_path`.
 
-A **conflict** is an item whose ``ext_id`` is in the output with a different
+A **conflict** is an item whose identity is in the output with a different
 ``content_hash``: the output keeps its version, the input's labels are merged onto it.
 An input is **unrelated** when the output already holds items, the input shares no
-``ext_id`` with them, and no project id (``meta`` ``project_id`` or
+item identity with them, and no project id (``meta`` ``project_id`` or
 ``pack_source_project_id``) of the input is one of the output's.
 """
 
@@ -26,12 +27,14 @@ import sqlite3
 import tempfile
 import uuid as uuidlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from .formats.media_refs import check_file
 from .importer import file_sha256
 from .store import LATEST_VERSION, SchemaError, Store
 from .store.connection import dumps, utc_now
+from .store.items import display_id
+from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
 from .store.search import index_batch
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -42,7 +45,8 @@ _REQUIRED_TABLES = {"meta", "items", "responses", "steps", "media", "ref_error_t
 # Columns copied verbatim (``id`` and ``import_id`` are the receiving project's own).
 ITEM_COLUMNS = ("ext_id", "source_format", "category", "subset", "prompt", "prompt_words", "prompt_raw",
                 "media_kind", "n_responses", "ref_ranking", "ref_chosen", "ref_strength", "ground_truth",
-                "extra", "content_hash", "missing_media")
+                "extra", "content_hash", "missing_media", "source_id", "identity")
+_ITEM_COL = {name: n + 1 for n, name in enumerate(ITEM_COLUMNS)}  # positions in ``SELECT id, ...``
 LABEL_COLUMNS = ("uuid", "item_id", "annotator_id", "created_at", "kind", "outcome", "ranking", "preferred",
                  "strength", "error_types", "discard_reasons", "note", "display_order", "step_marks")
 RUN_COLUMNS = ("uuid", "created_at", "backend", "model_path", "weights_hash", "template_name", "template_text",
@@ -123,7 +127,8 @@ class _Source:
             self._check(check_integrity)
             self.conn.execute("BEGIN")  # one consistent snapshot for every read below
             self.meta = dict(self.conn.execute("SELECT key, value FROM meta"))
-            self.items = {ext: (i, h) for i, ext, h in self.conn.execute("SELECT id, ext_id, content_hash FROM items")}
+            self.items = {key: (i, h) for i, key, h in self.conn.execute("SELECT id, identity, content_hash FROM items")}
+            self.dataset_ids = {d for (d,) in self.conn.execute("SELECT coalesce(source_id, ext_id) FROM items")}
         except sqlite3.DatabaseError as exc:
             self.close()
             raise ProjectFileError(f"{self.path} is corrupt or not a PairScope project: {exc}") from exc
@@ -184,84 +189,6 @@ class _Source:
                 conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
 
 
-@dataclass
-class PackResult:
-    """What :func:`pack_project` wrote."""
-
-    path: Path
-    annotator: str
-    project_id: str
-    source_project_id: str
-    items: int = 0
-    labels: int = 0
-    display_orders: int = 0
-    media_files: int = 0
-    missing_media: int = 0
-    collection: str | None = None
-
-
-@dataclass(frozen=True)
-class Conflict:
-    """An item whose content differs: ``output_from`` is the project the output's version
-    came from (the output itself, or the input that added it during this merge)."""
-
-    ext_id: str
-    input: str
-    output_from: str
-    output_hash: str
-    input_hash: str
-
-    def __str__(self) -> str:
-        return (f"item {self.ext_id!r}: content in {self.input} differs from the version taken from "
-                f"{self.output_from}; kept that version, merged the labels onto it")
-
-
-@dataclass
-class InputReport:
-    """What merging one input did (counts of rows written; ``*_present`` were already there)."""
-
-    path: str
-    project_id: str | None = None
-    items_added: int = 0
-    items_matched: int = 0
-    conflicts: int = 0
-    annotators_added: int = 0
-    labels_added: int = 0
-    labels_present: int = 0
-    display_orders_added: int = 0
-    display_orders_differing: int = 0
-    runs_added: int = 0
-    verdicts_added: int = 0
-    collections_added: int = 0
-    collection_items_added: int = 0
-    media_files: int = 0
-    missing_media: int = 0
-
-    @property
-    def changed(self) -> bool:
-        return any((self.items_added, self.annotators_added, self.labels_added, self.display_orders_added,
-                    self.runs_added, self.verdicts_added, self.collections_added, self.collection_items_added))
-
-
-@dataclass
-class MergeReport:
-    """What :func:`merge_projects` did, per input, plus every conflict and skipped input."""
-
-    out: Path
-    created: bool = False
-    inputs: list[InputReport] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-
-    @property
-    def labels_added(self) -> int:
-        return sum(r.labels_added for r in self.inputs)
-
-    @property
-    def changed(self) -> bool:
-        return any(r.changed for r in self.inputs)
-
-
 def _insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
     return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
 
@@ -274,34 +201,43 @@ class _Copier:
         self.conn = dst.conn
         self.item_map: dict[int, int] = {}  # source item id -> dst item id
         self._annotators = dict(self.conn.execute("SELECT name, id FROM annotators"))
-        self._media_cache: dict[Path, str | None] = {}
+        self._media_cache: dict[Path, tuple[str | None, str | None]] = {}
 
     def items(self, selected: set[int] | None, origin: dict[str, str], conflicts: list[Conflict]) -> list[int]:
-        """Map every (selected) source item to dst by ``ext_id``, adding missing ones with
-        their responses, steps, media (files copied) and reference tags. Returns new ids."""
-        existing = {ext: (i, h) for i, ext, h in self.conn.execute("SELECT id, ext_id, content_hash FROM items")}
+        """Map every (selected) source item to dst by identity (dataset id + content, as an
+        import does), adding missing ones — under a display id of their own when dst shows
+        another item under theirs — with their responses, steps, media (files copied) and
+        reference tags. Returns new ids."""
+        existing = {key: (i, h) for i, key, h in self.conn.execute("SELECT id, identity, content_hash FROM items")}
+        taken = {ext for (ext,) in self.conn.execute("SELECT ext_id FROM items")}
         next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM items").fetchone()[0]
         new: dict[int, int] = {}
         new_rows = []
+        col = _ITEM_COL
         for row in self.src.conn.execute(f"SELECT id, {', '.join(ITEM_COLUMNS)} FROM items ORDER BY id"):
-            src_id, ext_id, digest = row[0], row[1], row[15]
+            src_id, ext_id, digest, key = row[0], row[col["ext_id"]], row[col["content_hash"]], row[col["identity"]]
             if selected is not None and src_id not in selected:
                 continue
-            if ext_id in existing:
-                dst_id, dst_hash = existing[ext_id]
+            if key in existing:
+                dst_id, dst_hash = existing[key]
                 self.item_map[src_id] = dst_id
                 self.report.items_matched += 1
                 if dst_hash != digest:
                     self.report.conflicts += 1
-                    conflicts.append(Conflict(ext_id, str(self.src.path), origin.get(ext_id, "?"), dst_hash, digest))
+                    conflicts.append(Conflict(ext_id, str(self.src.path), origin.get(key, "?"), dst_hash, digest))
                 continue
             new[src_id] = self.item_map[src_id] = next_id
-            origin[ext_id] = str(self.src.path)
-            new_rows.append([next_id, *row[1:]])
+            origin[key] = str(self.src.path)
+            dataset_id = row[col["source_id"]] or ext_id
+            shown = display_id(dataset_id, taken)
+            taken.add(shown)
+            values = [next_id, *row[1:]]
+            values[col["ext_id"]], values[col["source_id"]] = shown, None if shown == dataset_id else dataset_id
+            new_rows.append(values)
             next_id += 1
         media_rows, missing = self._media_rows(new)
-        for r in new_rows:
-            r[-1] = missing.get(r[0], 0)  # missing_media: files not found when copying count too
+        for r in new_rows:  # missing_media: files not found when copying count too
+            r[col["missing_media"]] = missing.get(r[0], 0)
         self.conn.executemany(_insert_sql("items", ("id", *ITEM_COLUMNS)), new_rows)
         children = {}
         for table, columns in CHILD_TABLES.items():
@@ -321,24 +257,28 @@ class _Copier:
         ):
             if item_id not in new:
                 continue
-            stored, problem = self._copy_media(path, problem)
+            stored, problem = self._copy_media(path, problem, kind)
             if stored is None:
                 missing[new[item_id]] = missing.get(new[item_id], 0) + 1
             rows.append((new[item_id], idx, kind, ref, stored, problem))
         return rows, missing
 
-    def _copy_media(self, path: str | None, problem: str | None) -> tuple[str | None, str | None]:
+    def _copy_media(self, path: str | None, problem: str | None, kind: str) -> tuple[str | None, str | None]:
         """Copy one media file into dst's media folder (content-addressed); returns the
         stored path (relative to dst's folder) and the problem, if any."""
         if path is None:
             return None, problem
         source = resolve_media_path(self.src.path, path)
         if source not in self._media_cache:
-            self._media_cache[source] = self._copy_file(source) if source.is_file() else None
-        stored = self._media_cache[source]
-        if stored is None:
-            return None, f"media file missing when copied from {self.src.path}: {source}"
-        return stored, problem
+            why = check_file(source, kind)
+            if why is None:
+                self._media_cache[source] = (self._copy_file(source), None)
+            elif why == "not found":
+                self._media_cache[source] = (None, f"media file missing when copied from {self.src.path}: {source}")
+            else:  # only image and video files travel between projects
+                self._media_cache[source] = (None, f"{kind} {source} {why}; not copied")
+        stored, why = self._media_cache[source]
+        return (stored, problem) if stored is not None else (None, why)
 
     def _copy_file(self, source: Path) -> str:
         digest = file_sha256(source)
@@ -514,7 +454,7 @@ def pack_project(store: Store, out: str | Path, annotator: str, *, collection: s
 
 
 def _check_related(src: _Source, known_ext: set[str], lineage: set[str], out: Path) -> None:
-    if not known_ext or known_ext & src.items.keys() or lineage & src.lineage:
+    if not known_ext or known_ext & src.dataset_ids or lineage & src.lineage:
         return
     raise UnrelatedProjectsError(f"{src.path} looks unrelated to {out}: no item id in common and no common "
                                  "source project; pass allow_unrelated=True (--allow-unrelated) to merge anyway")
@@ -523,7 +463,7 @@ def _check_related(src: _Source, known_ext: set[str], lineage: set[str], out: Pa
 def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrelated: bool = False) -> MergeReport:
     """Union the label histories of ``inputs`` into ``out`` (created if missing).
 
-    Items are matched by ``ext_id``; one missing from ``out`` is added with its media files
+    Items are matched by identity (dataset id + content); one missing from ``out`` is added with its media files
     copied. Labels are matched by uuid (merging again adds nothing), annotators by name,
     display orders per (item, annotator) keep the first seen, judge runs are matched by
     uuid and their verdicts by (run, item, sample), collections by name. ``meta`` and the
@@ -551,16 +491,16 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
             sources.append(_Source(path))
         if not report.created:
             store = Store.open(out)
-        known_ext = {r[0] for r in store.query("SELECT ext_id FROM items")} if store else set()
+        known_ext = {r[0] for r in store.query("SELECT coalesce(source_id, ext_id) FROM items")} if store else set()
         lineage = {v for v in (store.meta("project_id"), store.meta("pack_source_project_id")) if v} if store else set()
         for src in sources:
             if not allow_unrelated:
                 _check_related(src, known_ext, lineage, out)
-            known_ext |= src.items.keys()
+            known_ext |= src.dataset_ids
             lineage |= src.lineage
         if store is None:
             store = Store.create(out)
-        origin = {ext: str(out) for (ext,) in store.query("SELECT ext_id FROM items")}
+        origin = {key: str(out) for (key,) in store.query("SELECT identity FROM items")}
         with store.transaction() as conn:
             for src in sources:
                 part = InputReport(str(src.path), src.meta.get("project_id"))

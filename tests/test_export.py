@@ -116,8 +116,9 @@ def test_vlrewardbench_rows_follow_the_benchmark_schema(project, tmp_path):
     # unknown fields survive verbatim
     assert row["judge"] == "gpt-4o" and row["rationale"] == "counted" and row["meta"] == {"k": [1, 2]}
     assert rows["wildvision-6"]["unknown_field"] == {"kept": True}
-    # one image: a relative path string; several: a list
-    assert MEDIA_NAME.fullmatch(row["image_path"]) and (out / row["image_path"]).is_file()
+    # one image: a relative path string (the dataset's own, which the official scripts read
+    # the subset from); several: a list
+    assert row["image_path"] == "imgs/a.png" and (out / row["image_path"]).is_file()
     assert isinstance(rows["wildvision-6"]["image_path"], list) and len(rows["wildvision-6"]["image_path"]) == 2
     assert "category" not in row  # the id prefix already says it
 
@@ -311,19 +312,22 @@ def test_bad_arguments_are_refused_before_anything_is_written(project, tmp_path)
 
 def test_media_are_copied_once_and_the_manifest_hashes_every_file(project, tmp_path):
     out = tmp_path / "out"
-    result = export_project(project, out, "vlrewardbench")
+    result = export_project(project, out, "trl")
     media = sorted(p.relative_to(out).as_posix() for p in (out / "media").iterdir())
     assert len(media) == 2  # a.png is used by three items, b.png by two
     assert {sha256(out / m) for m in media} == {sha256(tmp_path / "src" / "imgs" / n) for n in ("a.png", "b.png")}
     for m in media:
         assert m == f"media/{sha256(out / m)}.png"
+    kept = tmp_path / "kept"
+    export_project(project, kept, "vlrewardbench")  # the dataset's own relative paths, each file once
+    assert sorted(p.relative_to(kept).as_posix() for p in (kept / "imgs").iterdir()) == ["imgs/a.png", "imgs/b.png"]
     manifest = json.loads((out / "manifest.json").read_text())
     on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
     assert sorted([*manifest["files"], "manifest.json"]) == on_disk
     assert result.files[-1] == "manifest.json" and sorted(result.files) == on_disk
     for name, entry in manifest["files"].items():
         assert entry == {"sha256": sha256(out / name), "bytes": (out / name).stat().st_size}
-    assert manifest["format"] == "vlrewardbench" and manifest["tool"]["version"] == __version__
+    assert manifest["format"] == "trl" and manifest["tool"]["version"] == __version__
     assert manifest["source"]["project"] == str(project.path.resolve())
     assert manifest["source"]["schema_version"] == project.schema_version
     assert manifest["counts"]["items"] == 5 and manifest["counts"]["media_files"] == 2

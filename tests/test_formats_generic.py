@@ -142,16 +142,14 @@ def test_ids_media_extra_reimport_and_duplicates(store, tmp_path, media):
     assert report.added == 2 and report.missing_media == 1
     ids = [s.ext_id for s in store.item_summaries()]
     assert all(re.fullmatch(r"jsonl-[0-9a-f]{12}", i) for i in ids)
-    (problem,) = report.problems
-    assert problem.item_id == ids[0] and "lost.png" in problem.message
+    assert report.problems == [] and report.missing_examples == [(ids[0], "lost.png")]
     assert store.get_item(store.item_id(ids[0])).extra == {"annotator": {"name": "kim"}}
     again = import_file(store, path, "jsonl")
     assert (again.added, again.unchanged) == (0, 2)
 
     dup = write_jsonl(tmp_path / "dup.jsonl", [{"prompt": "Q", "responses": ["a", "b"]}] * 2)
-    with pytest.raises(FormatError, match="duplicate id 'jsonl-"):
-        import_file(store, dup, "jsonl")
-    assert store.item_count() == 2
+    assert import_file(store, dup, "jsonl").identical_duplicates == 1
+    assert store.item_count() == 3
 
 
 def test_not_detected_without_format(store, tmp_path):

@@ -56,7 +56,8 @@ def test_step_shapes_and_label_meanings(store, tmp_path):
     assert flags(text) == [True, True]
     plain = item(store, "plain").responses[0]
     assert [s.text for s in plain.steps] == ["Just one paragraph of reasoning."] and flags(plain) == [None]
-    assert flags(item(store, "zero").responses[0]) == [False, True]
+    # VisualProcessBench's card: 1 correct, 0 neutral, -1 incorrect; neutral is neither
+    assert flags(item(store, "zero").responses[0]) == [None, True]
 
 
 def test_key_spellings_and_map(store, tmp_path, png):
@@ -81,14 +82,14 @@ def test_best_of_n_responses(store, tmp_path):
     path = write_jsonl(tmp_path / "bon.jsonl", [
         {"id": "bon", "question": "Q", "responses": [
             {"steps": ["a1", "a2"], "task_gt": [0, 0], "model": "m1"},
-            {"steps": "['b1', 'b2', 'b3']", "process_correctness": [1, 1, 0], "score": 0.2},
+            {"steps": "['b1', 'b2', 'b3']", "process_correctness": [1, 1, 0], "score": 0.2},  # 0: neutral
         ]},
     ])
     import_file(store, path, "steps")
     got = item(store, "bon")
     assert [r.index for r in got.responses] == [0, 1]
     assert [r.model for r in got.responses] == ["m1", None]
-    assert flags(got.responses[0]) == [True, True] and flags(got.responses[1]) == [True, True, False]
+    assert flags(got.responses[0]) == [True, True] and flags(got.responses[1]) == [True, True, None]
     assert got.extra == {"responses_extra": [{}, {"score": 0.2}]}
 
 
@@ -170,8 +171,7 @@ def test_ids_media_extra_and_reimport(store, tmp_path, png):
     assert report.format == "steps" and report.added == 2 and report.missing_media == 1
     ids = [s.ext_id for s in store.item_summaries()]
     assert all(re.fullmatch(r"steps-[0-9a-f]{12}", i) for i in ids)
-    (problem,) = report.problems
-    assert problem.item_id == ids[0] and "gone.png" in problem.message
+    assert report.problems == [] and report.missing_examples == [(ids[0], "gone.png")]
     first, second = (store.get_item(store.item_id(i)) for i in ids)
     assert first.extra == {"source_split": "test"}
     assert flags(second.responses[0]) == [True] and second.extra == {"task_gt": None}
@@ -179,6 +179,9 @@ def test_ids_media_extra_and_reimport(store, tmp_path, png):
     assert (again.added, again.unchanged) == (0, 2)
 
     dup = write_jsonl(tmp_path / "dup.jsonl", [{"id": "x", "question": "Q", "steps": ["a"]}] * 2)
-    with pytest.raises(FormatError, match="duplicate id 'x'"):
-        import_file(store, dup, "steps")
-    assert store.item_count() == 2
+    assert import_file(store, dup, "steps").identical_duplicates == 1  # imported once
+    clash = write_jsonl(tmp_path / "clash.jsonl", [{"id": "y", "question": "Q", "steps": ["a"], "category": c}
+                                                    for c in ("math", "science")])
+    with pytest.raises(FormatError, match="repeats line 1's id, prompt and responses"):
+        import_file(store, clash, "steps")
+    assert store.item_count() == 3

@@ -73,8 +73,7 @@ def test_derived_ids_missing_image_extra_and_reimport(store, tmp_path, png):
     assert report.added == 2 and report.missing_media == 1
     ids = [s.ext_id for s in store.item_summaries()]
     assert all(re.fullmatch(r"trl-[0-9a-f]{12}", i) for i in ids) and ids[0] != ids[1]
-    (problem,) = report.problems
-    assert problem.item_id == ids[0] and "missing.png" in problem.message and not problem.fatal
+    assert report.problems == [] and report.missing_examples == [(ids[0], "missing.png")]
     got = store.get_item(store.item_id(ids[0]))
     assert got.extra == {"score_chosen": 8.5}
     assert [m.missing for m in got.media] == [False, True]
@@ -125,8 +124,11 @@ def test_malformed_rows(store, tmp_path):
 
 def test_duplicate_ids(store, tmp_path):
     row = {"id": "d", "prompt": "Q", "chosen": "a", "rejected": "b"}
-    path = write_jsonl(tmp_path / "trl.jsonl", [row, {**row, "chosen": "z"}])
-    with pytest.raises(FormatError) as exc:
+    path = write_jsonl(tmp_path / "trl.jsonl", [row, {**row, "category": "other"}])
+    with pytest.raises(FormatError) as exc:  # same id, prompt and responses, another category
         import_file(store, path, "trl")
     assert [p.line for p in exc.value.problems] == [2]
     assert store.item_count() == 0
+    path = write_jsonl(tmp_path / "trl.jsonl", [row, {**row, "chosen": "z"}, row])
+    report = import_file(store, path, "trl")  # other responses: another item; the same row: once
+    assert (report.added, report.identical_duplicates, report.renamed) == (2, 1, [("d#2", "d")])

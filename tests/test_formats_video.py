@@ -90,10 +90,9 @@ def test_derived_id_is_stable_and_reimport_is_idempotent(store, tmp_path, clips)
 def test_missing_video_is_a_warning(store, tmp_path, clips):
     path = write_jsonl(tmp_path / "vrb.jsonl", [row(id="gone", video="clips/nope.mp4")])
     report = import_file(store, path, "videorewardbench")
-    assert report.added == 1 and report.missing_media == 1
-    (problem,) = report.problems
-    assert problem.item_id == "gone" and not problem.fatal and problem.line == 1
-    assert "nope.mp4" in problem.message
+    assert report.added == 1 and report.missing_media == 1 and report.items_missing_media == 1
+    assert report.problems == []  # summarised once (missing_examples), not one warning per item
+    assert report.missing_examples == [("gone", "clips/nope.mp4")] and report.missing_prefix == "clips/"
     media = item(store, "gone").media[0]
     assert media.path is None and media.ref == "clips/nope.mp4"
 
@@ -130,12 +129,19 @@ def test_wrong_types_and_missing_fields_fail_the_whole_file(store, tmp_path, cli
     assert store.item_count() == 0
 
 
-def test_duplicate_ids_are_fatal(store, tmp_path, clips):
-    path = write_jsonl(tmp_path / "vrb.jsonl", [row(), row(prompt="other"), row(id="v2")])
+def test_a_repeated_id_with_other_content_is_another_item(store, tmp_path, clips):
+    path = write_jsonl(tmp_path / "vrb.jsonl", [row(), row(prompt="other"), row(id="v2"), row()])
+    report = import_file(store, path, "videorewardbench")
+    assert report.added == 3 and report.identical_duplicates == 1 and report.renamed == [("v1#2", "v1")]
+    assert item(store, "v1#2").prompt == "other" and item(store, "v1#2").dataset_id == "v1"
+
+
+def test_a_repeated_item_with_other_fields_is_fatal(store, tmp_path, clips):
+    path = write_jsonl(tmp_path / "vrb.jsonl", [row(), row(dimension="safety")])
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "videorewardbench")
     (problem,) = exc.value.problems
-    assert problem.line == 2 and "duplicate id 'v1'" in problem.message and "line 1" in problem.message
+    assert problem.line == 2 and "repeats line 1" in problem.message and problem.item_id == "v1"
     assert store.item_count() == 0
 
 

@@ -99,8 +99,7 @@ def test_missing_image_is_reported_not_fatal(store, tmp_path, media_root):
     src = write_jsonl(tmp_path / "vl.jsonl", [row("wildvision_1"), row("wildvision_2", image_path="imgs/gone.png")])
     report = import_file(store, src, "vlrewardbench", media_root)
     assert report.added == 2 and report.missing_media == 1
-    [problem] = report.problems
-    assert problem.item_id == "wildvision_2" and problem.line == 2 and "gone.png" in problem.message
+    assert report.problems == [] and report.missing_examples == [("wildvision_2", "imgs/gone.png")]
     assert store.info().missing_media == 1
 
 
@@ -124,9 +123,9 @@ def test_malformed_line_imports_nothing(store, tmp_path, media_root, bad_line, e
     assert store.item_count() == 0
 
 
-def test_duplicate_ids_are_fatal(store, tmp_path, media_root):
-    src = write_jsonl(tmp_path / "vl.jsonl", [row("w_1"), row("w_2"), row("w_1")])
-    with pytest.raises(FormatError, match=r"vl.jsonl:3.*duplicate id 'w_1' \(first at line 1\)"):
+def test_a_row_repeating_an_item_with_another_ranking_is_fatal(store, tmp_path, media_root):
+    src = write_jsonl(tmp_path / "vl.jsonl", [row("w_1"), row("w_2"), row("w_1", human_ranking=[1, 0])])
+    with pytest.raises(FormatError, match=r"vl.jsonl:3 \[item w_1\]: repeats line 1's id, prompt and responses"):
         import_file(store, src, "vlrewardbench", media_root)
     assert store.item_count() == 0
 

@@ -64,10 +64,14 @@ def test_add_items_idempotent_and_conflicts(store):
     assert len(first.added) == 2
     again = store.add_items([make_item("a"), make_item("b")])
     assert again.added == [] and again.unchanged == ["a", "b"]
-    changed = Item(**{**make_item("a").__dict__, "prompt": "different"})
-    result = store.add_items([changed])
+    changed = Item(**{**make_item("a").__dict__, "category": "different"})
+    result = store.add_items([changed])  # same id, prompt and responses: the same item, edited
     assert result.conflicts == ["a"]
-    assert store.get_item(store.item_id("a")).prompt == "question a"
+    assert store.get_item(store.item_id("a")).category == make_item("a").category
+    other = Item(**{**make_item("a").__dict__, "prompt": "different"})
+    result = store.add_items([other])  # another prompt under the same id: another item
+    assert [i.ext_id for i in result.added] == ["a#2"] and result.added[0].dataset_id == "a"
+    assert store.get_item(store.item_id("a#2")).source_id == "a"
 
 
 def test_failed_transaction_writes_nothing(store):

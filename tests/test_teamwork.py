@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 import hashlib
 import os
 import shutil
@@ -234,14 +235,14 @@ def test_merging_twice_changes_nothing(main, tmp_path):
 
 def test_conflicting_item_content_is_reported_and_its_labels_kept(main, tmp_path):
     other = tmp_path / "edited.pairscope"
-    with Store.create(other) as store:  # the dataset row of a5 was edited
-        store.add_items([pair("a5", prompt="an edited prompt")])
+    with Store.create(other) as store:  # the dataset row of a5 was edited (not its prompt or answers)
+        store.add_items([replace(pair("a5"), category="edited")])
         new_uuid = LabelingSession(store, "alice").save(store.item_id("a5"), LabelDraft(outcome="tie")).uuid
     report = merge_projects(main.path, [other])
     assert [c.ext_id for c in report.conflicts] == ["a5"] and report.inputs[0].conflicts == 1
     conflict = report.conflicts[0]
     assert conflict.input == str(other) and conflict.output_from == str(main.path) and "a5" in str(conflict)
-    assert main.get_item(main.item_id("a5")).prompt == "what is in a5?"  # the output keeps its version
+    assert main.get_item(main.item_id("a5")).category != "edited"  # the output keeps its version
     assert main.current_label(main.item_id("a5"), "alice").uuid == new_uuid  # the label is not lost
 
 
@@ -379,7 +380,8 @@ def test_an_input_with_an_older_schema_is_read_through_an_upgraded_copy(main, tm
     a5 = pair("a5")
     conn.execute("INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses,"
                  " content_hash) VALUES (1, 'a5', 'jsonl', 'general', ?, 'none', 2, ?)", (a5.prompt, content_hash(a5)))
-    conn.executemany("INSERT INTO responses (item_id, idx, text) VALUES (1, ?, ?)", [(0, "x"), (1, "y")])
+    conn.executemany("INSERT INTO responses (item_id, idx, text) VALUES (1, ?, ?)",
+                     [(r.index, r.text) for r in a5.responses])
     conn.execute("INSERT INTO annotators VALUES (1, 'olga', '2024-01-01T00:00:00+00:00')")
     conn.execute("INSERT INTO labels (uuid, item_id, annotator_id, created_at, outcome) VALUES"
                  " ('old-uuid', 1, 1, '2024-01-01T00:00:00+00:00', 'tie')")

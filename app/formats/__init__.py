@@ -12,6 +12,7 @@ from pathlib import Path
 from ..records import ImportProblem
 from . import generic, steps, trl, videorewardbench, vlrewardbench  # noqa: F401  (registration)
 from .base import FORMATS, DatasetFormat, FormatError, ImportContext, ParsedRow
+from .parquet import PARQUET, dataset_files, first_row, is_parquet
 
 
 def get_format(name: str) -> DatasetFormat:
@@ -23,20 +24,24 @@ def get_format(name: str) -> DatasetFormat:
 
 
 def detect_format(path: Path) -> DatasetFormat:
-    """Guess a file's format from its suffix and its first row's keys."""
-    if path.suffix.lower() == ".parquet":
-        return FORMATS["vlrewardbench"]
+    """Guess a file's (or a folder of shards') format from its first row's keys."""
+    parquet = is_parquet(path)
     first = None
-    try:
-        with open(path, "rb") as fh:
-            for raw in fh:
-                if raw.strip():
-                    first = json.loads(raw)
-                    break
-    except (OSError, ValueError):
-        first = None
+    if parquet:
+        first = first_row(path)
+    else:
+        try:
+            with open(path, "rb") as fh:
+                for raw in fh:
+                    if raw.strip():
+                        first = json.loads(raw)
+                        break
+        except (OSError, ValueError, RecursionError):
+            first = None
     if isinstance(first, dict):
         for fmt in FORMATS.values():
+            if parquet and PARQUET not in fmt.suffixes:
+                continue
             if fmt.sniff is not None and fmt.sniff(first):
                 return fmt
     raise FormatError([ImportProblem(
@@ -44,4 +49,5 @@ def detect_format(path: Path) -> DatasetFormat:
     )])
 
 
-__all__ = ["FORMATS", "DatasetFormat", "FormatError", "ImportContext", "ParsedRow", "get_format", "detect_format"]
+__all__ = ["FORMATS", "DatasetFormat", "FormatError", "ImportContext", "ParsedRow", "get_format", "detect_format",
+           "dataset_files"]

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator, Sequence
 import orjson
 
 from ..records import ImportProblem, Item, MediaRef
+from . import media_refs
 
 #: Stop collecting after this many fatal problems: the user fixes the file anyway.
 MAX_PROBLEMS = 50
@@ -42,46 +43,68 @@ class ParsedRow:
 
 @dataclass
 class ImportContext:
-    """Everything a format needs besides the file: where media live, key overrides."""
+    """Everything a format needs besides the file: where media live, key overrides.
+
+    ``source_dir`` is the dataset's folder (the file's folder, or the folder given for a
+    folder of shards); media references resolve inside it or inside ``media_root``.
+    """
 
     path: Path
     media_root: Path | None = None
     mapping: dict[str, str] = field(default_factory=dict)
     project_media_dir: Path | None = None
+    allow_outside_media: bool = False
+    source_dir: Path | None = None
     problems: list[ImportProblem] = field(default_factory=list)
     written_files: list[Path] = field(default_factory=list)
+    #: References refused (outside the media root, not an image/video): warned per item.
+    refused: set[tuple[str, str]] = field(default_factory=set)
     _media_cache: dict[tuple[str, str], MediaRef] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.source_dir is None:
+            self.source_dir = self.path if self.path.is_dir() else self.path.parent
 
     def warn(self, line: int | None, message: str, item_id: str | None = None) -> None:
         """Record a non-fatal problem (the row is still imported)."""
         self.problems.append(ImportProblem(str(self.path), line, message, item_id, fatal=False))
 
     def media(self, ref: str, kind: str) -> MediaRef:
-        """Resolve a media reference against the media root, then the file's folder.
+        """Resolve a media reference inside the media root, then the dataset's folder.
 
-        A reference that resolves nowhere is kept, with ``path=None`` and the places
-        looked at in ``problem``; it never fails the import.
+        A reference that resolves nowhere is kept with ``path=None`` and the places looked
+        at in ``problem``; one that leaves those folders (unless ``allow_outside_media``) or
+        names a file that is not a ``kind`` file is kept with ``path=None`` and the reason,
+        and is listed in ``refused``. Nothing here fails the import.
         """
         key = (ref, kind)
         cached = self._media_cache.get(key)
         if cached is not None:
             return cached
-        candidates = []
-        ref_path = Path(os.path.expanduser(ref))
-        if ref_path.is_absolute():
-            candidates.append(ref_path)
+        roots = [r for r in (self.media_root, self.source_dir) if r is not None]
+        candidates: list[Path] = []
+        if self.allow_outside_media:
+            ref_path = Path(os.path.expanduser(ref))
+            candidates = [ref_path] if ref_path.is_absolute() else [r / ref_path for r in roots]
         else:
-            if self.media_root is not None:
-                candidates.append(self.media_root / ref_path)
-            beside_file = self.path.parent / ref_path
-            if beside_file not in candidates:
-                candidates.append(beside_file)
-        for candidate in candidates:
-            if candidate.is_file():
-                result = MediaRef(kind, ref, str(candidate.resolve()))
+            candidates = [c for c in (media_refs.inside(r, ref) for r in roots) if c is not None]
+        result = None
+        if not candidates:
+            self.refused.add(key)
+            where = " or ".join(str(r) for r in roots)
+            result = MediaRef(kind, ref, None, f"{kind} path leaves the media root ({where});"
+                              " pass --allow-outside-media to accept it")
+        for candidate in dict.fromkeys(candidates):
+            why = media_refs.check_file(candidate, kind)
+            if why is None:
+                result = MediaRef(kind, ref, str(candidate.absolute()))
                 break
-        else:
-            looked = ", ".join(str(c) for c in candidates)
+            if why != "not found":
+                self.refused.add(key)
+                result = MediaRef(kind, ref, None, f"{kind} {candidate} {why}")
+                break
+        if result is None:
+            looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
             result = MediaRef(kind, ref, None, f"{kind} not found (looked in: {looked})")
         self._media_cache[key] = result
         return result

@@ -52,12 +52,19 @@ def media_refs(value: Any, label: str) -> list[str]:
 
 
 def resolve_media(ctx: ImportContext, line: int, ext_id: str, refs: list[str], kind: str) -> tuple[MediaRef, ...]:
-    """Resolve paths with ``ctx.media``; a missing file is a warning naming the item."""
+    """Resolve paths with ``ctx.media``. A refused reference (outside the media root, not an
+    image/video) is a warning naming the item; files simply not found are summarised once
+    by the import report, not warned per item."""
     media = tuple(ctx.media(r, kind) for r in refs)
-    for m in media:
-        if m.missing:
-            ctx.warn(line, m.problem or f"{kind} not found: {m.ref}", ext_id)
+    warn_refused(ctx, line, ext_id, media)
     return media
+
+
+def warn_refused(ctx: ImportContext, line: int, ext_id: str, media: tuple[MediaRef, ...]) -> None:
+    """A warning naming the item for each refused media reference."""
+    for m in media:
+        if m.missing and (m.ref, m.kind) in ctx.refused:
+            ctx.warn(line, m.problem or f"{m.kind} refused: {m.ref}", ext_id)
 
 
 def strength_of(value: Any, label: str) -> str | None:

@@ -4,8 +4,16 @@ into reasoning steps, each labelled correct or erroneous.
 ``steps`` is a JSON list of strings, or a string holding a Python-style list
 (``"['STEP1: …', 'STEP2: …']"``, read with :func:`ast.literal_eval`, never ``eval``), or plain
 text split on ``STEP<n>:`` lines. Labels: ``task_gt``/``step_labels``/``labels`` mark an
-erroneous step with 1; ``process_correctness`` marks a correct step with 1 (0/-1 erroneous).
-A ``responses`` list of ``{"steps": …, "task_gt": …}`` objects gives Best-of-N candidates.
+erroneous step with 1; ``process_correctness`` marks a correct step with 1, an incorrect one
+with -1 and a neutral one with 0. A ``responses`` list of ``{"steps": …, "task_gt": …}``
+objects gives Best-of-N candidates.
+
+Published layouts read without ``--map``:
+- VLRMBench (``benchmark_data/*.jsonl``): ``id, image`` (list), ``question, step_list,
+  reasoning_error, task_gt`` (1 = erroneous step), ``category``. ``task_gt`` marks the
+  steps of ``reasoning_error``, the text the official evaluation shows the judge.
+- VisualProcessBench (``test.jsonl``, the ViLBench-style PRM rows): ``image`` (list),
+  ``question, answer, response: {steps, process_correctness}, policy_model, data_source``.
 """
 
 from __future__ import annotations
@@ -34,11 +42,11 @@ ALIASES = {
     "id": ("id", "idx", "uid"),
     "question": ("question", "query", "prompt"),
     "images": ("images", "image", "image_path", "image_paths"),
-    "steps": ("steps", "response", "process", "solution"),
+    "steps": ("steps", "step_list", "response", "process", "solution"),
     "labels": ("task_gt", "step_labels", "labels"),
     "correctness": ("process_correctness",),
     "responses": ("responses",),
-    "category": ("category", "subject", "dataset", "source"),
+    "category": ("category", "subject", "dataset", "source", "data_source"),
     "ground_truth": ("answer", "ground_truth", "gt_answer"),
 }
 
@@ -97,8 +105,10 @@ def parse_steps(value: Any, label: str) -> list[str]:
     return value
 
 
-def parse_labels(value: Any, label: str, *, one_means_correct: bool, n_steps: int) -> list[bool]:
-    """Per-step correctness from 0/1 (or 1/0/-1 for ``process_correctness``) labels."""
+def parse_labels(value: Any, label: str, *, one_means_correct: bool, n_steps: int) -> list[bool | None]:
+    """Per-step correctness from 0/1 labels (1 = erroneous: ``task_gt``), or from
+    ``process_correctness`` (1 correct, -1 incorrect, 0 neutral → ``None``, as
+    VisualProcessBench defines them)."""
     if isinstance(value, str):
         parsed = _list_literal(value, label)
         if parsed is None:
@@ -107,23 +117,29 @@ def parse_labels(value: Any, label: str, *, one_means_correct: bool, n_steps: in
     if not isinstance(value, list):
         raise RowProblem(f"{label}: expected a list of step labels, got {type_name(value)}")
     allowed = (1, 0, -1) if one_means_correct else (0, 1)
-    meaning = "1 = correct, 0 or -1 = erroneous" if one_means_correct else "1 = erroneous, 0 = correct"
+    meaning = "1 = correct, 0 = neutral, -1 = incorrect" if one_means_correct else "1 = erroneous, 0 = correct"
     for v in value:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v not in allowed:
             raise RowProblem(f"{label}: labels must be one of {list(allowed)} ({meaning}), got {v!r}")
     if len(value) != n_steps:
         raise RowProblem(f"{label}: has {len(value)} labels for {n_steps} steps")
-    return [v == 1 if one_means_correct else v == 0 for v in value]
+    if one_means_correct:
+        return [None if v == 0 else v == 1 for v in value]
+    return [v == 0 for v in value]
 
 
-def _response(reader: RowReader, obj: dict, index: int, prefix: str = "") -> tuple[Response, list[str]]:
-    """One response from the steps and label fields of ``obj``; also the keys it used."""
-    try:
-        s_key, s_value = require(reader, obj, "steps")
-    except RowProblem as exc:
-        raise RowProblem(prefix + str(exc)) from None
-    texts = parse_steps(s_value, prefix + what("steps", s_key))
-    used = [s_key]
+def _response(reader: RowReader, obj: dict, index: int, prefix: str = "",
+              texts: list[str] | None = None, model: str | None = None) -> tuple[Response, list[str]]:
+    """One response from the steps and label fields of ``obj`` (or the given step
+    ``texts``); also the keys it used."""
+    used = []
+    if texts is None:
+        try:
+            s_key, s_value = require(reader, obj, "steps")
+        except RowProblem as exc:
+            raise RowProblem(prefix + str(exc)) from None
+        texts = parse_steps(s_value, prefix + what("steps", s_key))
+        used.append(s_key)
     correct: list[bool | None] = [None] * len(texts)
     l_key, l_value = reader.find(obj, "labels")
     c_key, c_value = reader.find(obj, "correctness")
@@ -133,7 +149,8 @@ def _response(reader: RowReader, obj: dict, index: int, prefix: str = "") -> tup
     elif c_key is not None and c_value is not None:
         correct = parse_labels(c_value, prefix + c_key, one_means_correct=True, n_steps=len(texts))
         used.append(c_key)
-    model = optional_str(obj.get("model"), prefix + "model") if prefix else None
+    if prefix and model is None:
+        model = optional_str(obj.get("model"), prefix + "model")
     steps = tuple(Step(t, c) for t, c in zip(texts, correct))
     return Response(index, "\n".join(texts), model, steps), used
 
@@ -155,6 +172,18 @@ def _responses(reader: RowReader, row: dict, key: str, value: Any) -> tuple[list
     return responses, leftovers
 
 
+def _labelled_text(row: dict) -> list[str] | None:
+    """VLRMBench: ``task_gt`` marks the steps of ``reasoning_error`` (the solution its
+    official evaluation shows the judge; ``step_list`` is the unperturbed original). Those
+    steps, when ``reasoning_error`` splits into one step per ``task_gt`` mark; else ``None``
+    (the steps field is read as usual)."""
+    text, marks = row.get("reasoning_error"), row.get("task_gt")
+    if not isinstance(text, str) or not isinstance(marks, list) or "step_list" not in row:
+        return None
+    steps = split_steps(text)
+    return steps if len(steps) == len(marks) and _STEP_RE.match(text) else None
+
+
 def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> Item:
     """Build a step-wise :class:`Item` from one row."""
     q_key, q_value = require(reader, row, "question")
@@ -167,8 +196,18 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
         responses, leftovers = _responses(reader, row, r_key, r_value)
         if any(leftovers):
             extra["responses_extra"] = leftovers  # unknown per-response keys, kept for export
+    elif isinstance(row.get("response"), dict):  # VisualProcessBench: {"steps", "process_correctness"}
+        obj = row["response"]
+        model = optional_str(row.get("policy_model"), "policy_model")
+        response, used = _response(reader, obj, 0, "response.", model=model)
+        responses = [response]
+        extra.pop("response", None)
+        extra.pop("policy_model", None)
+        leftover = {k: v for k, v in obj.items() if k not in used}
+        if leftover:
+            extra["response_extra"] = leftover
     else:
-        response, used = _response(reader, row, 0)
+        response, used = _response(reader, row, 0, texts=_labelled_text(row))
         responses = [response]
         for name in ("labels", "correctness"):  # a label field that was not used stays in extra
             key = reader.find(row, name)[0]
@@ -196,6 +235,11 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
 
 def _sniff(row: dict) -> bool:
     if "steps" in row or "process_correctness" in row or "step_labels" in row:
+        return True
+    if "step_list" in row and "task_gt" in row:  # VLRMBench
+        return True
+    response = row.get("response")
+    if isinstance(response, dict) and "steps" in response:  # VisualProcessBench
         return True
     if "task_gt" in row and any(k in row for k in ("response", "process", "solution")):
         return True

@@ -1,5 +1,8 @@
 """TRL preference rows (``DPOTrainer``'s dataset format): ``prompt``, ``chosen``, ``rejected``
-and optional ``images``.
+and optional ``images``; and the Hugging Face multimodal preference layouts built the same
+way (``hf-preference``): RLAIF-V (``idx, question, chosen, rejected, image`` with the image
+as ``{"bytes", "path"}``, ``image_path, ds_name, origin_dataset, origin_split``; Parquet
+shards) and MM-RLHF (``prompt, chosen, rejected, image``), as JSONL or Parquet.
 
 Each field is a plain string, or TRL's conversational form: a list of ``{"role", "content"}``
 messages whose content is a string or a list of parts (``{"type": "text", "text": …}``,
@@ -10,10 +13,11 @@ chosen/rejected message list that a single assistant message cannot rebuild is k
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Iterator
 
-from ..records import Item, Reference, Response
+from ..records import Item, MediaRef, Reference, Response
 from .base import (
     ImportContext,
     ParsedRow,
@@ -26,7 +30,8 @@ from .base import (
     register,
     type_name,
 )
-from .fields import derived_id, ext_id_or, media_refs, require, resolve_media, what
+from .fields import derived_id, ext_id_or, media_refs, require, resolve_media, warn_refused, what
+from .parquet import image_media, is_parquet, parse_parquet
 
 ALIASES = {
     "id": ("id",),
@@ -81,8 +86,8 @@ def _image_refs(value: Any, label: str) -> list[str]:
     return media_refs(value, label)
 
 
-def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> Item:
-    """Build an :class:`Item` from one TRL preference row."""
+def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, fmt: str = "trl") -> Item:
+    """Build an :class:`Item` from one TRL (or Hugging Face) preference row."""
     values, texts, conversational = {}, {}, False
     for name in ("prompt", "chosen", "rejected"):
         key, value = require(reader, row, name)
@@ -92,8 +97,10 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
     if isinstance(values["prompt"], str) and not texts["prompt"].strip():  # image-only chat prompts are fine
         raise RowProblem("prompt: expected a non-empty prompt")
     i_key, i_value = reader.find(row, "images")
-    refs = [] if i_key is None else _image_refs(i_value, what("images", i_key))
-    ext_id = ext_id_or(reader, row, line, derived_id("trl", values["prompt"], values["chosen"], values["rejected"], refs))
+    embedded = i_key is not None and _has_bytes(i_value)
+    refs = [] if i_key is None or embedded else _image_refs(i_value, what("images", i_key))
+    ext_id = ext_id_or(reader, row, line, derived_id(
+        fmt, values["prompt"], values["chosen"], values["rejected"], refs if not embedded else _digest(i_value)))
     extra = reader.extra(row)
     if conversational:
         extra["conversational"] = True
@@ -106,9 +113,9 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
         prompt=texts["prompt"],
         prompt_raw=json.dumps(values["prompt"], ensure_ascii=False) if conversational else None,
         responses=(Response(0, texts["chosen"]), Response(1, texts["rejected"])),
-        media=resolve_media(ctx, line, ext_id, refs, "image"),
+        media=_embedded(ctx, line, ext_id, i_value, i_key) if embedded else resolve_media(ctx, line, ext_id, refs, "image"),
         category=(None if c_key is None else optional_str(c_value, what("category", c_key))) or "general",
-        source_format="trl",
+        source_format=fmt,
         reference=Reference(ranking=(0, 1)),
         extra=extra,
     )
@@ -123,3 +130,48 @@ def _sniff(row: dict) -> bool:
 def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))
+
+
+def _has_bytes(value: Any) -> bool:
+    first = value[0] if isinstance(value, list) and value else value
+    return isinstance(first, (bytes, bytearray)) or isinstance(first, dict) and isinstance(first.get("bytes"), (bytes, bytearray))
+
+
+def _digest(value: Any) -> str:
+    entries = value if isinstance(value, list) else [value]
+    data = [e.get("bytes") if isinstance(e, dict) else e for e in entries]
+    return hashlib.sha1(b"".join(bytes(d or b"") for d in data)).hexdigest()
+
+
+def _embedded(ctx: ImportContext, line: int, ext_id: str, value: Any, key: str | None) -> tuple[MediaRef, ...]:
+    media = image_media(ctx, value, key or "image")
+    warn_refused(ctx, line, ext_id, media)
+    return media
+
+
+HF_ALIASES = {
+    **ALIASES,
+    "id": ("id", "idx", "uid"),
+    "prompt": ("prompt", "question", "query"),
+    "images": ("image", "images", "image_path"),
+}
+
+
+def _sniff_hf(row: dict) -> bool:
+    video_keys = ("video", "video_path", "video_file", "videos")
+    has_prompt = any(k in row for k in ("question", "query", "prompt"))
+    return has_prompt and "chosen" in row and "rejected" in row and not any(k in row for k in video_keys)
+
+
+@register(
+    "hf-preference",
+    "Hugging Face multimodal preference rows (RLAIF-V, MM-RLHF): question/prompt, chosen, rejected,"
+    " image bytes or path; JSONL, Parquet or a folder of Parquet shards",
+    suffixes=(".jsonl", ".parquet"),
+    sniff=_sniff_hf,
+)
+def parse_hf(ctx: ImportContext) -> Iterator[ParsedRow]:
+    reader = RowReader(ctx, HF_ALIASES)
+    if is_parquet(ctx.path):
+        return parse_parquet(ctx, lambda c, line, row: build_item(c, reader, line, row, "hf-preference"))
+    return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row, "hf-preference"))

@@ -7,14 +7,11 @@ A row holds ``id, query, response[N], human_ranking, image_path`` and optionally
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
 from typing import Any, Iterator
 
-from ..records import ImportProblem, Item, MediaRef, Reference, Response
+from ..records import Item, MediaRef, Reference, Response
 from ..taxonomy import parse_error_tags, strip_image_token, vlrewardbench_category
 from .base import (
-    FormatError,
     ImportContext,
     ParsedRow,
     RowProblem,
@@ -27,7 +24,8 @@ from .base import (
     read_jsonl,
     register,
 )
-from .fields import media_refs, resolve_media
+from .fields import media_refs, resolve_media, warn_refused
+from .parquet import image_media, is_parquet, parse_parquet
 
 ALIASES = {
     "id": ("id",),
@@ -81,9 +79,10 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, medi
     elif not all(type(m) is str for m in models):
         models = [optional_str(m, f"models[{i}]") for i, m in enumerate(models)]
     responses = tuple(Response(i, t, m or None) for i, (t, m) in enumerate(zip(texts, models)))
+    image_refs = media_refs(reader.get(row, "image"), "image_path")
     if media is None:
-        media = resolve_media(ctx, line, ext_id, media_refs(reader.get(row, "image"), "image_path"), "image")
-    category, subset = vlrewardbench_category(ext_id)
+        media = resolve_media(ctx, line, ext_id, image_refs, "image")
+    category, subset = vlrewardbench_category(ext_id, image_refs[0] if image_refs else None)
     source = optional_str(reader.get(row, "query_source"), "query_source")
     if category == "general" and source and not ext_id.lower().startswith("wildvision"):
         subset = source
@@ -123,73 +122,16 @@ def _sniff(row: dict) -> bool:
 )
 def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
-    if ctx.path.suffix.lower() == ".parquet":
-        return _parse_parquet(ctx, reader)
+    if is_parquet(ctx.path):
+        return parse_parquet(ctx, lambda c, line, row: _parquet_item(c, reader, line, row))
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))
 
 
-# -- Parquet ------------------------------------------------------------------------------------
-
-_MAGIC = ((b"\x89PNG", ".png"), (b"\xff\xd8\xff", ".jpg"), (b"GIF8", ".gif"), (b"RIFF", ".webp"), (b"BM", ".bmp"))
-
-
-def _suffix_for(data: bytes) -> str:
-    for magic, suffix in _MAGIC:
-        if data.startswith(magic):
-            return suffix
-    return ".img"
-
-
-def store_media_bytes(ctx: ImportContext, data: bytes) -> Path:
-    """Write image bytes into the project's media folder under their sha256 (once)."""
-    if ctx.project_media_dir is None:
-        raise RowProblem("image bytes need a project media folder")
-    digest = hashlib.sha256(data).hexdigest()
-    target = ctx.project_media_dir / digest[:2] / f"{digest}{_suffix_for(data)}"
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(target.suffix + ".part")
-        tmp.write_bytes(data)
-        tmp.replace(target)
-        ctx.written_files.append(target)
-    return target
-
-
-def _parquet_rows(path: Path) -> Iterator[tuple[int, dict]]:
-    import pyarrow.parquet as pq  # imported here: only Parquet users pay for it
-
-    try:
-        parquet = pq.ParquetFile(path)
-        number = 0
-        for batch in parquet.iter_batches(batch_size=256):
-            for row in batch.to_pylist():
-                number += 1
-                yield number, row
-    except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError; truncation an OSError
-        raise FormatError([ImportProblem(str(path), None, f"not a readable Parquet file: {exc}")]) from exc
-
-
-def _image_entries(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, list) else [value]
-
-
-def _parse_parquet(ctx: ImportContext, reader: RowReader) -> Iterator[ParsedRow]:
-    def build(line: int, row: dict) -> Item:
-        media = []
-        for entry in _image_entries(row.get("image") if "image" in row else row.get("images")):
-            data = entry.get("bytes") if isinstance(entry, dict) else entry
-            if isinstance(data, (bytes, bytearray)) and data:
-                target = store_media_bytes(ctx, bytes(data))
-                ref = (entry.get("path") if isinstance(entry, dict) else None) or target.name
-                media.append(MediaRef("image", str(ref), str(target.resolve())))
-            elif isinstance(entry, dict) and entry.get("path"):
-                media.append(ctx.media(str(entry["path"]), "image"))
-            else:
-                raise RowProblem("image: expected {'bytes': ...} with image data")
-        row = {k: v for k, v in row.items() if k not in ("image", "images")}
-        return build_item(ctx, reader, line, row, media=tuple(media))
-
-    return parse_rows(ctx, _parquet_rows(ctx.path), build)
-
+def _parquet_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> Item:
+    """A Parquet row: the ``image`` column holds ``{"bytes": …, "path": …}``."""
+    key = "image" if "image" in row else "images"
+    media = image_media(ctx, row.get(key), key)
+    row = {k: v for k, v in row.items() if k not in ("image", "images")}
+    item = build_item(ctx, reader, line, row, media=media)
+    warn_refused(ctx, line, item.ext_id, media)
+    return item

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -26,9 +26,9 @@ from .search import fts_query, index_batch
 
 
 def content_hash(item: Item, extra_json: str | None = None) -> str:
-    """A stable hash of everything an item's content is made of (not its store id)."""
+    """A stable hash of everything an item's content is made of (not its store or display id)."""
     payload = (
-        item.ext_id, item.prompt, item.prompt_raw, item.category, item.subset,
+        item.dataset_id, item.prompt, item.prompt_raw, item.category, item.subset,
         tuple((r.text, r.model, tuple((s.text, s.correct) for s in r.steps)) for r in item.responses),
         tuple((m.kind, m.ref) for m in item.media),
         item.reference.ranking, item.reference.strength, item.reference.ground_truth,
@@ -38,21 +38,50 @@ def content_hash(item: Item, extra_json: str | None = None) -> str:
     return hashlib.sha1(orjson.dumps(payload)).hexdigest()
 
 
+def identity_key(item: Item) -> str:
+    """What makes two rows the same item: the dataset's id, the prompt as written and the
+    responses as a set. Real releases repeat an id with other responses (VL-RewardBench's
+    official scoring keys an item by id + query + sorted responses for that reason)."""
+    prompt = item.prompt_raw if item.prompt_raw is not None else item.prompt
+    payload = (item.dataset_id, prompt, sorted(r.text for r in item.responses))
+    return hashlib.sha1(orjson.dumps(payload)).hexdigest()
+
+
+def display_id(dataset_id: str, taken) -> str:
+    """The dataset's id, or ``id#2``, ``id#3``… when an item with other content has it."""
+    if dataset_id not in taken:
+        return dataset_id
+    k = 2
+    while f"{dataset_id}#{k}" in taken:
+        k += 1
+    return f"{dataset_id}#{k}"
+
+
 @dataclass
 class AddResult:
     """What adding items did: the items written (``ids[i]`` is the store id of
-    ``added[i]``), and the ext ids skipped as unchanged or conflicting."""
+    ``added[i]``), and the items skipped.
+
+    ``unchanged``/``conflicts`` name items already in the project with the same identity
+    (:func:`identity_key`) and the same / other content; ``repeats`` are ``(line, ext_id,
+    first line)`` of rows repeating an earlier row of the same import, ``identical`` tells
+    whether the content matched too. ``lines[i]`` is the source line of ``conflicts[i]``.
+    """
 
     added: list[Item] = field(default_factory=list)
     ids: list[int] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    conflict_lines: list[int | None] = field(default_factory=list)
+    repeats: list[tuple[int | None, str, int | None, bool]] = field(default_factory=list)
 
     def extend(self, other: "AddResult") -> None:
         self.added += other.added
         self.ids += other.ids
         self.unchanged += other.unchanged
         self.conflicts += other.conflicts
+        self.conflict_lines += other.conflict_lines
+        self.repeats += other.repeats
 
 
 @dataclass
@@ -68,26 +97,47 @@ class ItemBatch:
 
 
 class ItemBatcher:
-    """Turns items into insert rows: hashes, skips unchanged and conflicting ids, assigns
-    store ids. Pure Python, so an import can run it on a worker thread while the store
-    writes the previous batch. Batches must be written in the order they were made."""
+    """Turns items into insert rows: hashes, matches identities already stored, gives
+    display ids, assigns store ids. Pure Python; batches must be written in the order they
+    were made, all inside one transaction.
 
-    def __init__(self, existing: dict[str, str], next_id: int, import_id: int | None):
+    ``existing`` maps each stored identity to its content hash; ``taken`` holds the stored
+    display ids."""
+
+    def __init__(self, existing: dict[str, str], taken: set[str], next_id: int, import_id: int | None):
         self.existing = existing
+        self.taken = taken
         self.next_id = next_id
         self.import_id = import_id
+        self.seen: dict[str, tuple[int | None, str, str]] = {}  # identity -> (line, ext_id, hash), this batcher
 
-    def batch(self, items: Sequence[Item]) -> ItemBatch:
+    def batch(self, items: Sequence[Item], lines: Sequence[int | None] | None = None) -> ItemBatch:
         out = ItemBatch(AddResult())
         result, existing = out.result, self.existing
-        for item in items:
+        for n, item in enumerate(items):
+            line = lines[n] if lines is not None else None
             extra_json = dumps(item.extra) if item.extra else "{}"
             digest = content_hash(item, extra_json)
-            stored = existing.get(item.ext_id)
-            if stored is not None:
-                (result.unchanged if stored == digest else result.conflicts).append(item.ext_id)
+            key = identity_key(item)
+            first = self.seen.get(key)
+            if first is not None:
+                result.repeats.append((line, first[1], first[0], first[2] == digest))
                 continue
-            existing[item.ext_id] = digest
+            stored = existing.get(key)
+            if stored is not None:
+                self.seen[key] = (line, item.ext_id, digest)
+                if stored == digest:
+                    result.unchanged.append(item.ext_id)
+                else:
+                    result.conflicts.append(item.ext_id)
+                    result.conflict_lines.append(line)
+                continue
+            shown = display_id(item.dataset_id, self.taken)
+            if shown != item.ext_id or item.source_id is not None:
+                item = replace(item, ext_id=shown, source_id=None if shown == item.dataset_id else item.dataset_id)
+            self.taken.add(shown)
+            existing[key] = digest
+            self.seen[key] = (line, shown, digest)
             item_id = self.next_id
             self.next_id += 1
             ref = item.reference
@@ -97,7 +147,7 @@ class ItemBatcher:
                 item.prompt, len(item.prompt.split()), item.prompt_raw, item.media_kind, len(item.responses),
                 orjson.dumps(ranking).decode() if ranking else None, ranking[0] if ranking else None,
                 ref.strength, ref.ground_truth, extra_json, digest, self.import_id,
-                sum(1 for m in item.media if m.path is None),
+                sum(1 for m in item.media if m.path is None), item.source_id, key,
             ))
             for r in item.responses:
                 out.responses.append((item_id, r.index, r.text, len(r.text.split()), r.model))
@@ -249,9 +299,11 @@ class ItemsMixin:
     def add_items(self, items: Sequence[Item], import_id: int | None = None) -> AddResult:
         """Insert items in the caller's transaction (or one of its own).
 
-        An item whose ``ext_id`` exists with identical content is skipped (re-import is
-        idempotent); one whose content differs is a conflict and is not written, so labels
-        already given to the stored version keep their meaning.
+        An item whose identity (:func:`identity_key`) is stored with identical content is
+        skipped (re-import is idempotent); one whose other content differs is a conflict and
+        is not written, so labels already given to the stored version keep their meaning.
+        An item whose id is stored with another prompt or other responses is a distinct item
+        under a display id (``id#2``).
         """
         with self.transaction():
             batch = self.item_batcher(import_id).batch(items)
@@ -262,9 +314,10 @@ class ItemsMixin:
         """A batcher that knows the stored ids; use it and :meth:`write_batch` inside one
         transaction so no other writer can slip in between."""
         with self._lock:
-            existing = dict(self.conn.execute("SELECT ext_id, content_hash FROM items"))
+            existing = dict(self.conn.execute("SELECT identity, content_hash FROM items"))
+            taken = {ext for (ext,) in self.conn.execute("SELECT ext_id FROM items")}
             next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM items").fetchone()[0]
-        return ItemBatcher(existing, next_id, import_id)
+        return ItemBatcher(existing, taken, next_id, import_id)
 
     def write_batch(self, batch: ItemBatch) -> None:
         """Insert a batch made by :meth:`item_batcher` (in the caller's transaction)."""
@@ -274,7 +327,8 @@ class ItemsMixin:
             conn.executemany(
                 "INSERT INTO items (id, ext_id, source_format, category, subset, prompt, prompt_words, prompt_raw,"
                 " media_kind, n_responses, ref_ranking, ref_chosen, ref_strength, ground_truth, extra,"
-                " content_hash, import_id, missing_media) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " content_hash, import_id, missing_media, source_id, identity)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 batch.items,
             )
             conn.executemany("INSERT INTO responses (item_id, idx, text, words, model) VALUES (?,?,?,?,?)",
@@ -345,7 +399,7 @@ class ItemsMixin:
             conn = self.conn
             row = conn.execute(
                 "SELECT ext_id, source_format, category, subset, prompt, prompt_raw, ref_ranking,"
-                " ref_strength, ground_truth, extra FROM items WHERE id = ?",
+                " ref_strength, ground_truth, extra, source_id FROM items WHERE id = ?",
                 (item_id,),
             ).fetchone()
             if row is None:
@@ -376,7 +430,7 @@ class ItemsMixin:
                     "SELECT kind, subkind, note, raw FROM ref_error_tags WHERE item_id = ? ORDER BY idx", (item_id,)
                 )
             )
-        ext_id, fmt, category, subset, prompt, prompt_raw, ranking, strength, truth, extra = row
+        ext_id, fmt, category, subset, prompt, prompt_raw, ranking, strength, truth, extra, source_id = row
         reference = Reference(
             ranking=tuple(json.loads(ranking)) if ranking else None,
             strength=strength,
@@ -386,7 +440,7 @@ class ItemsMixin:
         return Item(
             ext_id=ext_id, prompt=prompt, responses=responses, media=media, category=category,
             subset=subset, source_format=fmt, prompt_raw=prompt_raw, reference=reference,
-            extra=json.loads(extra), id=item_id,
+            extra=json.loads(extra), id=item_id, source_id=source_id,
         )
 
     def missing_media(self) -> list[tuple[str, str, str]]:

@@ -1,0 +1,84 @@
+"""What packing and merging report: counts per input, conflicts, the whole merge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class PackResult:
+    """What :func:`pack_project` wrote."""
+
+    path: Path
+    annotator: str
+    project_id: str
+    source_project_id: str
+    items: int = 0
+    labels: int = 0
+    display_orders: int = 0
+    media_files: int = 0
+    missing_media: int = 0
+    collection: str | None = None
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An item whose content differs: ``output_from`` is the project the output's version
+    came from (the output itself, or the input that added it during this merge)."""
+
+    ext_id: str
+    input: str
+    output_from: str
+    output_hash: str
+    input_hash: str
+
+    def __str__(self) -> str:
+        return (f"item {self.ext_id!r}: content in {self.input} differs from the version taken from "
+                f"{self.output_from}; kept that version, merged the labels onto it")
+
+
+@dataclass
+class InputReport:
+    """What merging one input did (counts of rows written; ``*_present`` were already there)."""
+
+    path: str
+    project_id: str | None = None
+    items_added: int = 0
+    items_matched: int = 0
+    conflicts: int = 0
+    annotators_added: int = 0
+    labels_added: int = 0
+    labels_present: int = 0
+    display_orders_added: int = 0
+    display_orders_differing: int = 0
+    runs_added: int = 0
+    verdicts_added: int = 0
+    collections_added: int = 0
+    collection_items_added: int = 0
+    media_files: int = 0
+    missing_media: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return any((self.items_added, self.annotators_added, self.labels_added, self.display_orders_added,
+                    self.runs_added, self.verdicts_added, self.collections_added, self.collection_items_added))
+
+
+@dataclass
+class MergeReport:
+    """What :func:`merge_projects` did, per input, plus every conflict and skipped input."""
+
+    out: Path
+    created: bool = False
+    inputs: list[InputReport] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def labels_added(self) -> int:
+        return sum(r.labels_added for r in self.inputs)
+
+    @property
+    def changed(self) -> bool:
+        return any(r.changed for r in self.inputs)
