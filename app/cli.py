@@ -49,10 +49,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(FORMATS), help="dataset format (default: detect)")
     p.add_argument("--media-root", type=Path, help="folder that relative media paths are under")
     p.add_argument("--map", action="append", metavar="FIELD=KEY", help="read FIELD from KEY (repeatable)")
+    p.add_argument("--allow-outside-media", action="store_true",
+                   help="accept media paths that are absolute or leave the media root (refused by default)")
 
     p = sub.add_parser("info", help="counts of items, labels, judge runs and missing media")
     p.add_argument("--db", type=Path, required=True)
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--missing", action="store_true", help="list every item whose media are missing or refused")
 
     p = sub.add_parser("demo", help="create a project from the bundled demo dataset")
     p.add_argument("path", type=Path, help="project file to create")
@@ -114,30 +117,53 @@ def build_gui_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_report(report: "ImportReport") -> None:
+def _print_report(report: "ImportReport", db: Path) -> None:
+    from .importer import describe_missing
+
     out, err = sys.stdout, sys.stderr
     print(f"{report.source} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
           f" {report.conflicts} conflicting", file=out)
     for category, count in sorted(report.per_category.items()):
         print(f"  {category}: {count}", file=out)
+    if report.identical_duplicates:
+        print(f"  {report.identical_duplicates} identical duplicates skipped", file=out)
+    if report.renamed:
+        shown = ", ".join(f"{new} ({old})" for new, old in report.renamed[:5])
+        more = f" and {len(report.renamed) - 5} more" if len(report.renamed) > 5 else ""
+        print(f"  {len(report.renamed)} items share their dataset id with another item and are shown as"
+              f" id#N: {shown}{more}", file=out)
     if report.missing_media:
         print(f"  missing media: {report.missing_media}", file=out)
     for problem in report.problems:
         print(f"warning: {problem}", file=err)
+    missing = describe_missing(report, db)
+    if missing:
+        print(f"warning: {missing}", file=err)
 
 
 def cmd_import(args) -> int:
+    import os
+
     from .importer import import_file
+    from .store import discard_new_project, project_media_dir
 
     mapping = _parse_map(args.map)
-    with Store.create(args.db) as store:
-        report = import_file(store, args.path, args.format, args.media_root, mapping)
-    _print_report(report)
+    # A failed import into a new project leaves nothing behind: no file, no side files, no media folder.
+    new_db, new_media = not os.path.lexists(args.db), not os.path.lexists(project_media_dir(args.db))
+    try:
+        with Store.create(args.db) as store:
+            report = import_file(store, args.path, args.format, args.media_root, mapping,
+                                 allow_outside_media=args.allow_outside_media)
+    except BaseException:
+        if new_db:
+            discard_new_project(args.db, media=new_media)
+        raise
+    _print_report(report, args.db)
     return 0
 
 
 def cmd_info(args) -> int:
-    with Store.open(args.db) as store:
+    with Store.open(args.db, readonly=True) as store:
         info = store.info()
         missing = store.missing_media()
     if args.json:
@@ -151,10 +177,11 @@ def cmd_info(args) -> int:
     for category, count in info.categories.items():
         print(f"  {category}: {count}")
     print(f"missing media: {info.missing_media}")
-    for item, ref, problem in missing[:20]:
+    shown = missing if args.missing else missing[:20]
+    for item, ref, problem in shown:
         print(f"  item {item}: {ref}: {problem}")
-    if len(missing) > 20:
-        print(f"  … and {len(missing) - 20} more (pairscope info --json lists all)")
+    if len(missing) > len(shown):
+        print(f"  … and {len(missing) - len(shown)} more (pairscope info --db {args.db} --missing lists all)")
     return 0
 
 
@@ -163,7 +190,7 @@ def cmd_demo(args) -> int:
 
     reports = create_demo_project(args.path)
     for report in reports:
-        _print_report(report)
+        _print_report(report, Path(args.path))
     print(f"demo project ready: {args.path}")
     return 0
 
@@ -179,7 +206,7 @@ def cmd_judge(args) -> int:
 def cmd_stats(args) -> int:
     from .stats import compute_stats, summary_text, write_report
 
-    with Store.open(args.db) as store:
+    with Store.open(args.db, readonly=True) as store:
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
     if args.report:
@@ -190,7 +217,7 @@ def cmd_stats(args) -> int:
 def cmd_export(args) -> int:
     from .export import export_project
 
-    with Store.open(args.db) as store:
+    with Store.open(args.db, readonly=True) as store:
         try:
             result = export_project(store, args.out, args.format, collection=args.collection, only=args.only,
                                     force=args.force)
@@ -244,6 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Qt lives in app.gui; the core only reaches it when the user asks for a window.
         launch = importlib.import_module("pairscope.app.gui.launch")
         return launch.run(gui_args.db, gui_args.annotator, gui_args.item)
+    import sqlite3
+
     from .formats import FormatError
 
     parser = build_parser()
@@ -258,8 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:
         print(f"error: nothing imported. {exc}", file=sys.stderr)
         return 1
-    except (FileNotFoundError, SchemaError, ValueError) as exc:
+    except (OSError, SchemaError, ValueError) as exc:  # a missing file, a folder, read-only media ...
         print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.DatabaseError as exc:
+        print(f"error: the project file is not usable: {exc}", file=sys.stderr)
         return 1
     return 0
 

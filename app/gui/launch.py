@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     path = db or default_project(settings)
     try:
         store = Store.create(path) if db is None else Store.open(path)
-    except (FileNotFoundError, SchemaError) as exc:
+    except (OSError, SchemaError, sqlite3.DatabaseError) as exc:  # a folder, a FIFO, a foreign file ...
         QMessageBox.critical(None, "PairScope", f"Cannot open {path}:\n{exc}")
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .connection import StoreBase
+from .connection import ReadOnlyError, StoreBase, discard_new_project, project_media_dir
 from .items import AddResult, ItemsMixin, content_hash
 from .judge import JudgeMixin, RunRecord, VerdictRecord
 from .labels import LabelsMixin
@@ -24,9 +24,14 @@ class Store(ItemsMixin, LabelsMixin, JudgeMixin, StoreBase):
         return cls(path, create=True)
 
     @classmethod
-    def open(cls, path: str | Path) -> "Store":
-        """Open an existing project; ``FileNotFoundError`` when there is none."""
-        return cls(path, create=False)
+    def open(cls, path: str | Path, *, readonly: bool = False) -> "Store":
+        """Open an existing project; ``FileNotFoundError`` when there is none.
+
+        ``readonly=True`` reads it without ever writing it (an older project is upgraded
+        first); any write then raises :class:`ReadOnlyError`.
+        """
+        return cls(path, create=False, readonly=readonly)
 
 
-__all__ = ["Store", "RunRecord", "VerdictRecord", "SchemaError", "AddResult", "content_hash", "LATEST_VERSION", "MIGRATIONS"]
+__all__ = ["Store", "RunRecord", "VerdictRecord", "SchemaError", "ReadOnlyError", "AddResult", "content_hash",
+           "LATEST_VERSION", "MIGRATIONS", "discard_new_project", "project_media_dir"]
