@@ -130,7 +130,8 @@ def _print_report(report: "ImportReport", db: Path) -> None:
     if report.renamed:
         shown = ", ".join(f"{new} ({old})" for new, old in report.renamed[:5])
         more = f" and {len(report.renamed) - 5} more" if len(report.renamed) > 5 else ""
-        print(f"  {len(report.renamed)} items share their dataset id with another item and are shown as"
+        n = len(report.renamed)
+        print(f"  {n} item{'s share' if n != 1 else ' shares'} a dataset id with another item, shown as"
               f" id#N: {shown}{more}", file=out)
     if report.missing_media:
         print(f"  missing media: {report.missing_media}", file=out)

@@ -88,3 +88,19 @@ def test_console_script_demo_creates_the_demo_project(tmp_path):
     assert {"general", "hallucination", "reasoning"} <= set(info.categories)
     again = subprocess.run([str(PAIRSCOPE), "demo", str(db)], capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and " 0 added" in again.stdout
+
+
+def test_a_relative_data_path_resolves_media_inside_its_folder(tmp_path, monkeypatch, capsys):
+    """`pairscope import data.jsonl` from the dataset's folder: `images/…` is inside it."""
+    from PIL import Image
+
+    (tmp_path / "images" / "povid").mkdir(parents=True)
+    Image.new("RGB", (4, 4)).save(tmp_path / "images" / "povid" / "a.png")
+    row = vl_row(0, image_path="images/povid/a.png")
+    (tmp_path / "data.jsonl").write_text(json.dumps(row) + "\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", "data.jsonl", "--db", "p.pairscope"]) == 0
+    out, err = capsys.readouterr()
+    assert "leaves the media root" not in err and "missing media" not in out
+    with Store.open(tmp_path / "p.pairscope") as store:
+        assert not store.get_item(store.item_id("RLAIF-V-0")).media[0].missing

@@ -485,6 +485,8 @@ def test_migration_2_backfills_a_version_1_project(tmp_path):
 
     with Store.open(path) as store:
         assert store.schema_version == LATEST_VERSION >= 2
+        # migration 3 gave every item its identity (dataset id + content)
+        assert store.query("SELECT count(*) FROM items WHERE identity IS NULL")[0][0] == 0
         assert [r[0] for r in store.query("SELECT name FROM schema_migrations ORDER BY version")][1] == \
             "full-text search and filter indexes"
         assert check_index(store)

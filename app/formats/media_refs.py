@@ -53,8 +53,8 @@ def inside(root: Path, ref: str) -> Path | None:
     """``root / ref`` when that path stays inside ``root`` lexically, else ``None``."""
     if os.path.isabs(ref) or ref.startswith("~"):
         return None
-    joined = os.path.normpath(os.path.join(root, ref))
-    base = os.path.normpath(root)
+    base = os.path.abspath(root)
+    joined = os.path.normpath(os.path.join(base, ref))
     if joined != base and not joined.startswith(base.rstrip(os.sep) + os.sep):
         return None
     return Path(joined)
@@ -73,7 +73,7 @@ def check_file(path: Path, kind: str) -> str | None:
         return f"cannot be read ({exc.strerror or exc})"
     found = sniff_media(header)
     if found is None:
-        return f"is not an image or a video file (its first bytes are {header[:8]!r})"
+        return "is not an image or a video file (by its header)"
     if found[0] != kind:
         return f"is a {found[0]} file, not a{'n' if kind == 'image' else ''} {kind}"
     return None
