@@ -144,14 +144,15 @@ def test_open_missing_file_and_non_sqlite(tmp_path):
         Store.open(bogus)
 
 
-def test_newer_schema_is_refused(tmp_path):
+@pytest.mark.parametrize("readonly", [False, True])
+def test_newer_schema_is_refused(tmp_path, readonly):
     path = tmp_path / "p.pairscope"
     Store.create(path).close()
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {LATEST_VERSION + 1}")
     conn.close()
     with pytest.raises(SchemaError, match="upgrade PairScope"):
-        Store.open(path)
+        Store.open(path, readonly=readonly)
 
 
 def test_failed_migration_rolls_back(tmp_path):
