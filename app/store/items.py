@@ -63,9 +63,10 @@ class AddResult:
     ``added[i]``), and the items skipped.
 
     ``unchanged``/``conflicts`` name items already in the project with the same identity
-    (:func:`identity_key`) and the same / other content; ``repeats`` are ``(line, ext_id,
-    first line)`` of rows repeating an earlier row of the same import, ``identical`` tells
-    whether the content matched too. ``lines[i]`` is the source line of ``conflicts[i]``.
+    (:func:`identity_key`) and the same / other content (``conflict_lines[i]`` is the source
+    line of ``conflicts[i]``); ``repeats`` are ``(line, ext_id, first line, identical)`` for
+    rows repeating an earlier row of the same import, ``identical`` telling whether the
+    content matched too.
     """
 
     added: list[Item] = field(default_factory=list)
