@@ -32,12 +32,11 @@ from pathlib import Path
 from .formats.media_refs import check_file
 from .importer import file_sha256
 from .store import LATEST_VERSION, SchemaError, Store
-from .store.connection import dumps, utc_now
+from .store.connection import SQLITE_MAGIC, discard_new_project, dumps, utc_now
 from .store.items import display_id
 from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
 from .store.search import index_batch
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 MERGE_FORMAT = "pairscope-merge"
 _REQUIRED_TABLES = {"meta", "items", "responses", "steps", "media", "ref_error_tags", "annotators", "labels",
                     "display_orders", "judge_runs", "verdicts", "collections", "collection_items"}
@@ -102,10 +101,6 @@ def _remove_files(paths: Iterable[Path]) -> None:
     for p in paths:
         with contextlib.suppress(OSError):
             p.unlink()
-
-
-def _remove_project_file(path: Path) -> None:
-    _remove_files(Path(str(path) + suffix) for suffix in ("", "-wal", "-shm", "-journal"))
 
 
 class _Source:
@@ -424,7 +419,7 @@ def pack_project(store: Store, out: str | Path, annotator: str, *, collection: s
     new, ok = None, False
     try:
         if out.exists():
-            _remove_project_file(out)
+            discard_new_project(out, media=False)
         new = Store.create(out)
         result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
         report = InputReport(str(store.path))
@@ -449,7 +444,7 @@ def pack_project(store: Store, out: str | Path, annotator: str, *, collection: s
         if new is not None:
             new.close()
         if not ok:
-            _remove_project_file(out)
+            discard_new_project(out, media=False)
             _remove_files(written)
 
 
@@ -530,4 +525,4 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         if not ok:
             _remove_files(written)
             if report.created:
-                _remove_project_file(out)
+                discard_new_project(out, media=False)
