@@ -197,7 +197,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_judge(args) -> int:
-    from .judge_cli import (
+    from .judge.cli import (
         run_judge,  # the judge pulls in the models package only when asked
     )
 
@@ -205,7 +205,7 @@ def cmd_judge(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from .stats import compute_stats, summary_text, write_report
+    from .stats.report import compute_stats, summary_text, write_report
 
     with Store.open(args.db, readonly=True) as store:
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
@@ -216,7 +216,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import export_project
+    from .curation.export import export_project
 
     with Store.open(args.db, readonly=True) as store:
         try:
@@ -237,7 +237,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_pack(args) -> int:
-    from .teamwork import pack_project
+    from .curation.teamwork import pack_project
 
     with Store.open(args.db) as store:
         result = pack_project(store, args.out, args.annotator, collection=args.collection, force=args.force)
@@ -247,7 +247,7 @@ def cmd_pack(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from .teamwork import merge_projects
+    from .curation.teamwork import merge_projects
 
     report = merge_projects(args.out, args.inputs, allow_unrelated=args.allow_unrelated)
     for line in report.inputs:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from pairscope.app.export import export_project
+from pairscope.app.curation.export import export_project
 from pairscope.app.records import Item, MediaRef, Reference, Response
 from pairscope.app.store import Store
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.stats_view import StatsView  # noqa: E402
-from pairscope.app.judging import JudgeConfig, JudgeSession  # noqa: E402
+from pairscope.app.judge.session import JudgeConfig, JudgeSession  # noqa: E402
 from pairscope.app.labeling import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402

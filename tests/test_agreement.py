@@ -10,8 +10,8 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 import pytest
-from pairscope.app import agreement as ag
-from pairscope.app.stats_data import BOTH_BAD, TIE, StatsData
+from pairscope.app.stats import agreement as ag
+from pairscope.app.stats.data import BOTH_BAD, TIE, StatsData
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 

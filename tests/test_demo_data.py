@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
-from pairscope.app import demo_build
 from pairscope.app.media import open_image, sample_frames, video_info
 from pairscope.app.records import VIDEOREWARDBENCH_DIMENSIONS
 from pairscope.app.taxonomy import parse_error_tags, vlrewardbench_category
 
 DEMO = Path(__file__).resolve().parents[1] / "resources" / "demo"
+# The generator is a dev tool outside the installed package (packaging/demo_build.py).
+_spec = importlib.util.spec_from_file_location("demo_build", DEMO.parents[1] / "packaging" / "demo_build.py")
+demo_build = importlib.util.module_from_spec(_spec)
+sys.modules["demo_build"] = demo_build  # dataclasses look their module up
+_spec.loader.exec_module(demo_build)
 JSONL = ("images.jsonl", "videos.jsonl", "steps.jsonl")
 
 

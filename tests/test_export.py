@@ -12,9 +12,9 @@ import pytest
 from helpers import item as stored_item
 from helpers import write_jsonl
 from pairscope.app import __version__
-from pairscope.app import export as export_mod
-from pairscope.app.export import export_project
-from pairscope.app.export_formats import EXPORT_FORMATS, JSONL_IMPORT_MAP, full_ranks
+from pairscope.app.curation import export as export_mod
+from pairscope.app.curation.export import export_project
+from pairscope.app.curation.export_formats import EXPORT_FORMATS, JSONL_IMPORT_MAP, full_ranks
 from pairscope.app.importer import import_file
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import (

@@ -8,7 +8,7 @@ import random
 import sqlite3
 
 import pytest
-from pairscope.app.judging import vote
+from pairscope.app.judge.session import vote
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import ErrorTag, Item, ItemFilter, Label, LabelDraft, Reference, Response
 from pairscope.app.store import LATEST_VERSION, MIGRATIONS, Store, VerdictRecord

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
-from pairscope.app.judging import JudgeConfig, JudgeSession
+from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store

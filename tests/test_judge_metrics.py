@@ -8,16 +8,16 @@ import random
 
 import numpy as np
 import pytest
-from pairscope.app.judge_metrics import (
+from pairscope.app.stats.judge_metrics import (
     frames_curve,
     majority,
     pointwise_vs_pairwise,
     run_metrics,
 )
-from pairscope.app.judge_results import summarize
-from pairscope.app.judging import pointwise_choice, vote
+from pairscope.app.judge.results import summarize
+from pairscope.app.judge.session import pointwise_choice, vote
 from pairscope.app.records import Item, Reference, Response
-from pairscope.app.stats_data import BOTH_BAD, TIE, RunData, StatsData, load_stats_data
+from pairscope.app.stats.data import BOTH_BAD, TIE, RunData, StatsData, load_stats_data
 from pairscope.app.store import RunRecord, VerdictRecord
 
 NAN = np.nan

@@ -7,8 +7,8 @@ import threading
 import fake_backend  # noqa: F401  (registers the "fake" backend)
 import pytest
 from fake_backend import FakeBackend, prefer_marker
-from pairscope.app.judge_results import item_judgements, summarize
-from pairscope.app.judging import JudgeConfig, JudgeSession, sample_orders, vote
+from pairscope.app.judge.results import item_judgements, summarize
+from pairscope.app.judge.session import JudgeConfig, JudgeSession, sample_orders, vote
 from pairscope.app.records import Item, MediaRef, Reference, Response
 from pairscope.app.store import VerdictRecord
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import item, write_jsonl
 from pairscope.app.cli import main
-from pairscope.app.export import export_project
+from pairscope.app.curation.export import export_project
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
 from pairscope.app.store import Store

@@ -10,7 +10,7 @@ import pytest
 from fake_backend import FakeBackend
 
 from pairscope.app.cli import main
-from pairscope.app.judging import JudgeConfig, JudgeSession
+from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store

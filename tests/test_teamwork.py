@@ -9,12 +9,12 @@ import shutil
 import sqlite3
 
 import pytest
-from pairscope.app import teamwork
+from pairscope.app.curation import teamwork
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.media import open_image
 from pairscope.app.records import Item, LabelDraft, MediaRef, Reference, Response
 from pairscope.app.store import LATEST_VERSION, Store, content_hash
-from pairscope.app.teamwork import (
+from pairscope.app.curation.teamwork import (
     ProjectFileError,
     TeamworkError,
     UnrelatedProjectsError,

@@ -14,7 +14,7 @@ HIGHLIGHT = QColor("#ffe08a")
 
 class ReviewPanel(QWidget):
     """Shows what everyone said about the item; ``show_review`` takes plain data (the
-    ``LabelLine``/``VerdictLine`` records of ``pairscope.app.review``, duck-typed)."""
+    ``LabelLine``/``VerdictLine`` records of ``pairscope.app.judge.review``, duck-typed)."""
 
     def __init__(self, parent=None):
         super().__init__(parent)

@@ -11,7 +11,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..labeling import LabelingSession
 from ..records import Item, LabelDraft, TableRow
-from ..review import ReviewData, review_data
+from ..judge.review import ReviewData, review_data
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
 

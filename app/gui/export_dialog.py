@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..export import export_project
+from ..curation.export import export_project
 from .controller import AnnotationController
 
 SCOPES = {"Items shown in the table": "filtered", "Every item": "all"}

@@ -13,7 +13,7 @@ from pairscope.widgets.judge_panel import JudgePanel
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDockWidget
 
-from ..judge_results import judge_item
+from ..judge.results import judge_item
 from ..store import VerdictRecord
 from .judge_worker import JudgeWorker
 

@@ -11,8 +11,8 @@ from typing import Callable
 from pairscope.models.base import JudgeBackend, JudgeError, create_backend
 from PySide6.QtCore import QObject, Signal
 
-from ..judge_results import summarize
-from ..judging import JudgeConfig, JudgeSession, RunProgress
+from ..judge.results import summarize
+from ..judge.session import JudgeConfig, JudgeSession, RunProgress
 from ..store import Store
 
 BackendFactory = Callable[..., JudgeBackend]

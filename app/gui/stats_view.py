@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from ..stats import compute_stats, summary_text, write_report
+from ..stats.report import compute_stats, summary_text, write_report
 from ..store import Store
 
 
@@ -65,7 +65,7 @@ class StatsView(QDialog):
         self._thread = self._computer.start(store)
 
     def show_report(self, report: dict) -> None:
-        from ..plots import FIGURES
+        from ..stats.plots import FIGURES
 
         self.report = report
         self.summary.setPlainText(summary_text(report))

@@ -1,6 +1,6 @@
 """Row writers for the curated export: one function per output format, in a registry.
 
-:mod:`pairscope.app.export` decides which items go out, with which preference, and copies
+:mod:`pairscope.app.curation.export` decides which items go out, with which preference, and copies
 their media; the writers here only turn one :class:`ExportItem` into one JSON row (or say
 why the format cannot hold it). Adding a format is one :class:`ExportFormat` in
 ``EXPORT_FORMATS``: nothing else branches on format names.
@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .formats.vlrewardbench import order_to_ranks
-from .records import ErrorTag, Item, Label
-from .taxonomy import vlrewardbench_category
+from ..formats.vlrewardbench import order_to_ranks
+from ..records import ErrorTag, Item, Label
+from ..taxonomy import vlrewardbench_category
 
 #: Outcomes that express a decision (an ``unrated`` label only carries notes or marks).
 DECISIVE = ("prefer", "tie", "both_bad", "discard")

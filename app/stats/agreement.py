@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .stats_data import TIE, StatsData
+from .data import TIE, StatsData
 
 Labels = dict[str, np.ndarray]
 _FLOAT_STATS = ("percent", "cohen_mean", "fleiss", "krippendorff_alpha")

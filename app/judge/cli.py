@@ -7,9 +7,9 @@ import threading
 
 from pairscope.models.base import JudgeError, create_backend
 
-from .judge_results import summarize
-from .judging import JudgeConfig, JudgeSession, RunProgress
-from .store import Store
+from .results import summarize
+from .session import JudgeConfig, JudgeSession, RunProgress
+from ..store import Store
 
 
 def progress_line(state: RunProgress, width: int = 30) -> str:

@@ -29,13 +29,13 @@ import uuid as uuidlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .formats.media_refs import check_file
-from .importer import file_sha256
-from .store import LATEST_VERSION, SchemaError, Store
-from .store.connection import SQLITE_MAGIC, discard_new_project, dumps, utc_now
-from .store.items import display_id
+from ..formats.media_refs import check_file
+from ..importer import file_sha256
+from ..store import LATEST_VERSION, SchemaError, Store
+from ..store.connection import SQLITE_MAGIC, discard_new_project, dumps, utc_now
+from ..store.items import display_id
 from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
-from .store.search import index_batch
+from ..store.search import index_batch
 
 MERGE_FORMAT = "pairscope-merge"
 _REQUIRED_TABLES = {"meta", "items", "responses", "steps", "media", "ref_error_tags", "annotators", "labels",

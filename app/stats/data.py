@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .store import RunRecord, Store
+from ..store import RunRecord, Store
 
 TIE = 100.0
 BOTH_BAD = 101.0

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .labeling import describe, label_to_draft
-from .records import Item
-from .store import Store
+from ..labeling import describe, label_to_draft
+from ..records import Item
+from ..store import Store
 
 
 @dataclass(frozen=True)

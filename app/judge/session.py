@@ -30,9 +30,9 @@ from pairscope.models.prompts import (
     render_steps,
 )
 
-from .media import MediaError, open_image, sample_frames
-from .records import Item
-from .store import RunRecord, Store, VerdictRecord
+from ..media import MediaError, open_image, sample_frames
+from ..records import Item
+from ..store import RunRecord, Store, VerdictRecord
 
 MODES = ("pairwise", "pointwise", "step")
 IMAGE_MAX_SIZE = (2048, 2048)

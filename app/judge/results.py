@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .judging import ItemJudgement, pointwise_choice, vote
-from .store import RunRecord, Store, VerdictRecord
+from .session import ItemJudgement, pointwise_choice, vote
+from ..store import RunRecord, Store, VerdictRecord
 
 
 def judge_item(run: RunRecord, verdicts: list[VerdictRecord]) -> ItemJudgement:

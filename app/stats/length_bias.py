@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from .judge_metrics import item_verdicts
-from .stats_data import StatsData
+from .data import StatsData
 
 #: The histogram spans [-1, 1]: 0 = equal lengths, 1 = empty rejected response, −1 = rejected
 #: twice as long as chosen. Longer rejected responses fall below −1 and are counted in the

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from .. import __version__
 from .export_formats import (
     DECISIVE,
     EXPORT_FORMATS,
@@ -62,10 +62,10 @@ from .export_formats import (
     ExportItem,
     Preference,
 )
-from .formats.media_refs import check_file, inside
-from .records import Item, Label, MediaRef
-from .store import Store
-from .store.connection import utc_now
+from ..formats.media_refs import check_file, inside
+from ..records import Item, Label, MediaRef
+from ..store import Store
+from ..store.connection import utc_now
 
 ONLY_CHOICES = ("adjudicated", "agreed")
 MANIFEST = "manifest.json"

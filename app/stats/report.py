@@ -17,8 +17,8 @@ from .judge_metrics import (
     run_metrics,
 )
 from .length_bias import length_report
-from .stats_data import load_stats_data
-from .store import Store
+from .data import load_stats_data
+from ..store import Store
 
 
 def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200) -> dict[str, Any]:

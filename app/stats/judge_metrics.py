@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .records import ERROR_KINDS, VIDEOREWARDBENCH_DIMENSIONS
-from .stats_data import BOTH_BAD, TIE, RunData, StatsData
+from ..records import ERROR_KINDS, VIDEOREWARDBENCH_DIMENSIONS
+from .data import BOTH_BAD, TIE, RunData, StatsData
 
 K_CURVE = (1, 3, 5, 7, 9)
 
