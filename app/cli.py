@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
+from .judge.modes import MODES
 from .store import SchemaError, Store
 
 if TYPE_CHECKING:
@@ -64,8 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, required=True)
     p.add_argument("--model", required=True, help="model folder (transformers) or endpoint")
     p.add_argument("--backend", default="transformers", help="judge backend (default: transformers)")
-    p.add_argument("--mode", choices=("pairwise", "pointwise", "step"), default="pairwise")
-    p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted")
+    p.add_argument("--mode", choices=tuple(MODES), default="pairwise")
+    p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
+    p.add_argument("--new-run", action="store_true",
+                   help="start a new run even if one with the same model and protocol exists (default: resume it)")
     p.add_argument("--both-orders", action="store_true", help="judge every sample in both answer orders")
     p.add_argument("--frames", type=int, default=8, help="video frames sampled uniformly")
     p.add_argument("--batch-size", type=int, default=8)

@@ -177,7 +177,8 @@ class TableRow:
 
 
 FILTER_STATUSES = ("labeled", "unlabeled", "adjudicated", "not_adjudicated")
-FILTER_JUDGE = ("wrong", "right", "unparsed", "inconsistent")
+LABEL_KINDS = ("label", "adjudication")
+FILTER_JUDGE = ("wrong", "right", "undecided", "unparsed", "failed", "inconsistent")
 FILTER_DISAGREEMENTS = ("annotators", "reference")
 FILTER_ERROR_SOURCES = ("any", "reference", "labels")
 
@@ -196,15 +197,18 @@ class ItemFilter:
       the item's ``ext_id`` (a substring, as typed).
     - ``category``: the item's category.
     - ``status``: ``labeled``/``unlabeled``: has / lacks a current label of ``annotator``
-      (of anyone when ``annotator`` is ``None``); ``adjudicated``/``not_adjudicated``:
-      has / lacks a current adjudication (by anyone).
-    - ``judge_run``: items with a stored verdict in that run; with ``judge`` (pairwise
-      runs; other modes select nothing): ``right``/``wrong``: the run's majority choice
-      (strict plurality of parsed samples naming a response) equals / differs from the
-      dataset's ``ref_chosen`` (items without a reference are neither); ``unparsed``:
-      judged, but no majority (nothing parsed, errors, judged ties or tied votes);
-      ``inconsistent``: a both-orders run where some sample's two orders (samples 2j and
-      2j+1, both parsed) chose differently (a judged tie counts as a choice).
+      (of anyone when ``annotator`` is ``None``), or with ``label_kind="adjudication"`` a
+      current adjudication of ``annotator`` (an adjudicator's own progress);
+      ``adjudicated``/``not_adjudicated``: has / lacks a current adjudication (by anyone).
+    - ``judge_run``: items with a stored verdict in that run; with ``judge`` (runs whose
+      mode votes on preferences — pairwise, pointwise; step runs select nothing):
+      ``right``/``wrong``: the run's item verdict under the official vote (a response named
+      by more than half of the K samples, ``app.judge.votes``) equals / differs from the
+      dataset's ``ref_chosen`` (items without a reference are neither); ``undecided`` (alias
+      ``unparsed``): judged, but no majority; ``failed``: some sample of the item failed
+      (missing media, out of memory, endpoint error); ``inconsistent``: a both-orders run
+      where some sample's two orders (samples 2j and 2j+1) gave different verdicts (a
+      judged tie counts as a verdict).
     - ``disagreement``: ``annotators``: at least two current labels that state a
       preference (a response, tie or both bad; discard and unrated labels do not count)
       and they differ; ``reference``: a current ``prefer`` label of ``annotator`` (of
@@ -227,10 +231,12 @@ class ItemFilter:
     error_source: str = "any"
     discard_reason: str | None = None
     collection: str | None = None
+    label_kind: str = "label"
 
     def __post_init__(self) -> None:
         for name, allowed in (("status", FILTER_STATUSES), ("judge", FILTER_JUDGE),
-                              ("disagreement", FILTER_DISAGREEMENTS), ("error_source", FILTER_ERROR_SOURCES)):
+                              ("disagreement", FILTER_DISAGREEMENTS), ("error_source", FILTER_ERROR_SOURCES),
+                              ("label_kind", LABEL_KINDS)):
             value = getattr(self, name)
             if value is not None and value not in allowed:
                 raise ValueError(f"ItemFilter.{name} must be one of {', '.join(allowed)} or None, got {value!r}")

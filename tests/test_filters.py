@@ -3,12 +3,14 @@ backfill and the trigger-kept tables), saved filters."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import json
 import random
 import sqlite3
 
 import pytest
-from pairscope.app.judge.session import vote
+from pairscope.app.judge.results import clear_failed, ensure_item_verdicts, item_verdicts, record_verdicts
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import ErrorTag, Item, ItemFilter, Label, LabelDraft, Reference, Response
 from pairscope.app.store import LATEST_VERSION, MIGRATIONS, Store, VerdictRecord
@@ -56,6 +58,11 @@ def verdict(run, item_id, sample, choice, parsed=True, error=None):
                          parsed, None, error=error)
 
 
+def add_verdicts(store, run_id, verdicts):
+    """Verdicts through the one write path (samples and the item verdicts they change)."""
+    record_verdicts(store, store.run(run_id), verdicts)
+
+
 def make_run(store, mode="pairwise", k=2, both=True, tag="h"):
     return store.create_run(backend="fake", model_path="m", weights_hash=None, template_name=mode,
                             template_text="t", template_hash=tag, mode=mode, k=k, both_orders=both, frames=None,
@@ -95,7 +102,7 @@ def project(store):
     store.add_to_collection("hard", [ids["vl-a2"], ids["vl-c1"]])
 
     run = make_run(store)  # pairwise, k=2, both orders: samples 0..3, pairs (0,1), (2,3)
-    store.add_verdicts([
+    add_verdicts(store, run.id, [
         # a1: 0, 0, 0, unparsed → 0 = reference: right; consistent
         verdict(run.id, ids["vl-a1"], 0, 0), verdict(run.id, ids["vl-a1"], 1, 0),
         verdict(run.id, ids["vl-a1"], 2, 0), verdict(run.id, ids["vl-a1"], 3, None, parsed=False),
@@ -165,22 +172,20 @@ def test_judge_filters(project):
     assert names(project, ItemFilter(judge_run=run + 99)) == set()
 
 
-def test_judge_sets_match_judging_vote(project):
-    """The SQL majority is the rule of ``judging.vote``, item by item."""
+def test_judge_sets_match_the_item_verdict(project):
+    """The filters read the one item verdict (``app.judge.results.item_verdicts``)."""
     run = project.run(project.run_id)
-    by_item: dict[int, list] = {}
-    for v in project.verdicts(run.id):
-        by_item.setdefault(v.item_id, []).append(v)
     ref = dict(project.query("SELECT id, ref_chosen FROM items"))
-    expected = {"right": set(), "wrong": set(), "unparsed": set(), "inconsistent": set()}
-    for item_id, vs in by_item.items():
-        j = vote(vs, both_orders=run.both_orders)
-        if j.choice is None:
-            expected["unparsed"].add(item_id)
+    expected = {"right": set(), "wrong": set(), "undecided": set(), "inconsistent": set(), "failed": set()}
+    for item_id, j in item_verdicts(project, run).items():
+        if j.choice() is None:
+            expected["undecided"].add(item_id)
         elif ref[item_id] is not None:
-            expected["right" if j.choice == ref[item_id] else "wrong"].add(item_id)
+            expected["right" if j.choice() == ref[item_id] else "wrong"].add(item_id)
         if j.consistent is False:
             expected["inconsistent"].add(item_id)
+        if j.failed:
+            expected["failed"].add(item_id)
     for judge, ids in expected.items():
         rows = project.item_summaries(0, 100, filter=ItemFilter(judge_run=run.id, judge=judge))
         assert {r.id for r in rows} == ids, judge
@@ -189,23 +194,31 @@ def test_judge_sets_match_judging_vote(project):
 def test_judge_modes_orders_and_cleared_errors(project):
     ids = project.project_ids
     single = make_run(project, both=False, tag="single")  # samples 0 and 1 are not an order pair
-    project.add_verdicts([verdict(single.id, ids["vl-a1"], 0, 0), verdict(single.id, ids["vl-a1"], 1, 1),
-                          verdict(single.id, ids["vl-c2"], 0, None, parsed=False, error="oom")])
+    single = make_run(project, k=3, both=False, tag="single3")
+    add_verdicts(project, single.id, [verdict(single.id, ids["vl-a1"], 0, 0), verdict(single.id, ids["vl-a1"], 1, 1),
+                                      verdict(single.id, ids["vl-c2"], 0, None, parsed=False, error="oom")])
     assert names(project, ItemFilter(judge_run=single.id, judge="inconsistent")) == set()
-    assert names(project, ItemFilter(judge_run=single.id, judge="unparsed")) == {"vl-a1", "vl-c2"}
+    assert names(project, ItemFilter(judge_run=single.id, judge="undecided")) == {"vl-a1", "vl-c2"}
+    assert names(project, ItemFilter(judge_run=single.id, judge="failed")) == {"vl-c2"}  # an error is not unparsed
     assert names(project, ItemFilter(judge_run=single.id)) == {"vl-a1", "vl-c2"}
-    project.clear_failed(single.id)  # deletes the errored sample: c2 is no longer judged
+    clear_failed(project, project.run(single.id))  # deletes the errored sample: c2 is no longer judged
     assert names(project, ItemFilter(judge_run=single.id)) == {"vl-a1"}
-    assert names(project, ItemFilter(judge_run=single.id, judge="unparsed")) == {"vl-a1"}
-    project.add_verdicts([verdict(single.id, ids["vl-a1"], 2, 1)])  # 1 now has the majority: wrong
+    assert names(project, ItemFilter(judge_run=single.id, judge="undecided")) == {"vl-a1"}
+    assert names(project, ItemFilter(judge_run=single.id, judge="failed")) == set()
+    add_verdicts(project, single.id, [verdict(single.id, ids["vl-a1"], 2, 1)])  # 2 of K=3 name 1: wrong
     assert names(project, ItemFilter(judge_run=single.id, judge="wrong")) == {"vl-a1"}
     assert names(project, ItemFilter(judge_run=single.id, judge="unparsed")) == set()
 
-    pointwise = make_run(project, mode="pointwise", both=False, tag="pw")  # choice = the response scored
-    project.add_verdicts([verdict(pointwise.id, ids["vl-a1"], 0, 0), verdict(pointwise.id, ids["vl-a1"], 1, 1)])
-    assert names(project, ItemFilter(judge_run=pointwise.id)) == {"vl-a1"}
-    for judge in ("right", "wrong", "unparsed", "inconsistent"):
-        assert names(project, ItemFilter(judge_run=pointwise.id, judge=judge)) == set()
+    # pointwise runs vote too: per sample, the unique top score wins (vl-a1's reference is 0)
+    pointwise = make_run(project, mode="pointwise", k=1, both=False, tag="pw")
+    scored = [replace(verdict(pointwise.id, ids[name], r, r), order_shown=(r,), scores=(score,))
+              for name, scores in (("vl-a1", (8, 3)), ("vl-a2", (9, 2)), ("vl-b2", (5, 5)))
+              for r, score in enumerate(scores)]
+    add_verdicts(project, pointwise.id, scored)
+    assert names(project, ItemFilter(judge_run=pointwise.id)) == {"vl-a1", "vl-a2", "vl-b2"}
+    assert names(project, ItemFilter(judge_run=pointwise.id, judge="right")) == {"vl-a1"}
+    assert names(project, ItemFilter(judge_run=pointwise.id, judge="wrong")) == {"vl-a2"}
+    assert names(project, ItemFilter(judge_run=pointwise.id, judge="undecided")) == {"vl-b2"}  # equal scores
 
 
 def test_disagreement(project):
@@ -426,15 +439,32 @@ def test_random_verdicts_match_vote(store):
             rows.append(verdict(run.id, item_id, s, rng.choice([0, 1, 2, None]) if parsed else None, parsed))
     rng.shuffle(rows)
     for k in range(0, len(rows), 7):
-        store.add_verdicts(rows[k:k + 7])
+        add_verdicts(store, run.id, rows[k:k + 7])
     ref = dict(store.query("SELECT id, ref_chosen FROM items"))
     for item_id in ids:
-        j = vote(store.verdicts(run.id, item_id), both_orders=True)
-        got = store.query("SELECT choice, inconsistent FROM judge_items WHERE run_id = ? AND item_id = ?",
-                          (run.id, item_id))[0]
-        assert got == (j.choice, int(j.consistent is False)), item_id
+        j = reference_vote(store.verdicts(run.id, item_id), k=3)
+        got = store.query("SELECT choice, plurality_choice, inconsistent FROM judge_items WHERE run_id = ?"
+                          " AND item_id = ?", (run.id, item_id))[0]
+        assert got == (j["official"], j["plurality"], int(j["consistent"] is False)), item_id
         in_right = bool(names_ids(store, ItemFilter(judge_run=run.id, judge="right")) & {item_id})
-        assert in_right == (j.choice is not None and j.choice == ref[item_id])
+        assert in_right == (j["official"] is not None and j["official"] == ref[item_id])
+
+
+def reference_vote(verdicts, k):
+    """Both conventions written out separately from the implementation (both orders: 2K samples).
+    official: a response named by more than half of all 2K samples; plurality: the unique most
+    named among parsed samples; consistent: every pair (2j, 2j+1) with two verdicts agrees."""
+    named = [v.choice for v in verdicts if v.error is None and v.parsed and v.choice is not None]
+    counts = {c: named.count(c) for c in set(named)}
+    official = next((c for c, n in counts.items() if n > (2 * k) / 2), None)
+    top = max(counts.values(), default=0)
+    winners = [c for c, n in counts.items() if n == top]
+    plurality = winners[0] if top and len(winners) == 1 else None
+    by_sample = {v.sample_idx: v for v in verdicts if v.sample_idx < 2 * k}
+    pairs = [(by_sample.get(2 * j), by_sample.get(2 * j + 1)) for j in range(k)]
+    judged = [(a, b) for a, b in pairs if a and b and a.parsed and b.parsed and not a.error and not b.error]
+    consistent = None if not judged else all(a.choice == b.choice for a, b in judged)
+    return {"official": official, "plurality": plurality, "consistent": consistent}
 
 
 def names_ids(store, f):
@@ -499,6 +529,8 @@ def test_migration_2_backfills_a_version_1_project(tmp_path):
         assert names(store, ItemFilter(disagreement="reference")) == {"o2"}
         assert names(store, ItemFilter(error_type="counting")) == {"o2"}
         assert names(store, ItemFilter(error_type="recognition")) == {"o2"}
+        # the judge layer decides the verdicts of a project made before schema 4 when it first opens it
+        assert ensure_item_verdicts(store) and not ensure_item_verdicts(store)
         assert names(store, ItemFilter(judge_run=1, judge="right")) == {"o1"}
         assert names(store, ItemFilter(judge_run=1, judge="unparsed")) == {"o2", "o3"}
         assert names(store, ItemFilter(judge_run=1, judge="inconsistent")) == {"o2"}

@@ -1,5 +1,5 @@
-"""Judge accuracy arithmetic on hand-built verdict sets, and agreement with ``judging.vote``
-and ``judge_results.summarize``."""
+"""Judge accuracy arithmetic on hand-built verdict sets, under both vote conventions, and
+agreement with the per-item verdict (``app.judge.results``) every other reader uses."""
 
 from __future__ import annotations
 
@@ -8,14 +8,13 @@ import random
 
 import numpy as np
 import pytest
+from pairscope.app.judge.results import item_verdicts, judge_item, record_verdicts, summarize
+from pairscope.app.judge.votes import decide
 from pairscope.app.stats.judge_metrics import (
     frames_curve,
-    majority,
     pointwise_vs_pairwise,
     run_metrics,
 )
-from pairscope.app.judge.results import summarize
-from pairscope.app.judge.session import pointwise_choice, vote
 from pairscope.app.records import Item, Reference, Response
 from pairscope.app.stats.data import BOTH_BAD, TIE, RunData, StatsData, load_stats_data
 from pairscope.app.store import RunRecord, VerdictRecord
@@ -86,30 +85,35 @@ SAMPLES = [
 def test_every_key_on_a_constructed_run():
     run = run_from(record(k=3), SAMPLES)
     m = run_metrics(stats(CATS, REF, TAGS, [run]), run, categories=["safety"])
+    p = m["plurality"]  # the hand-worked figures below are the plurality rule
     head = (m["run_id"], m["mode"], m["frames"], m["k"], m["both_orders"], m["note"])
     assert head == (1, "pairwise", 8, 3, False, None)
-    assert (m["judged"], m["scored"], m["decided"], m["correct"], m["unparsed"]) == (10, 7, 3, 2, 4)
-    assert m["overall"] == pytest.approx(2 / 3) and m["overall_unparsed_wrong"] == pytest.approx(2 / 7)
-    per = m["per_category"]
+    assert (m["judged"], m["scored"], p["decided"], p["correct"], p["unparsed"]) == (10, 7, 3, 2, 4)
+    assert p["overall"] == pytest.approx(2 / 3) and p["overall_unparsed_wrong"] == pytest.approx(2 / 7)
+    per = p["per_category"]
     assert list(per) == ["general", "hallucination", "knowledge", "reasoning", "safety"]
     assert per["general"] == {"n": 3, "accuracy": 0.5, "accuracy_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 1}
     assert per["hallucination"] == {"n": 2, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.5, "unparsed": 1}
     assert per["reasoning"] == {"n": 2, "accuracy": None, "accuracy_unparsed_wrong": 0.0, "unparsed": 2}
     empty = {"n": 0, "accuracy": None, "accuracy_unparsed_wrong": None, "unparsed": 0}
     assert per["knowledge"] == empty and per["safety"] == empty
-    assert m["macro"] == pytest.approx(0.75) and m["macro_categories"] == ["general", "hallucination"]
-    assert m["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
-    assert m["macro_unparsed_wrong_categories"] == ["general", "hallucination", "reasoning"]
-    assert list(m["per_error_type"]) == ["existence", "attribute", "counting"]
-    assert m["per_error_type"]["existence"] == {"n": 3, "error_rate": pytest.approx(1 / 3),
+    assert p["macro"] == pytest.approx(0.75) and p["macro_categories"] == ["general", "hallucination"]
+    assert p["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
+    assert p["macro_unparsed_wrong_categories"] == ["general", "hallucination", "reasoning"]
+    assert list(p["per_error_type"]) == ["existence", "attribute", "counting"]
+    assert p["per_error_type"]["existence"] == {"n": 3, "error_rate": pytest.approx(1 / 3),
                                                 "error_rate_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 0}
-    assert m["per_error_type"]["counting"] == {"n": 2, "error_rate": 1.0, "error_rate_unparsed_wrong": 1.0,
+    assert p["per_error_type"]["counting"] == {"n": 2, "error_rate": 1.0, "error_rate_unparsed_wrong": 1.0,
                                                "unparsed": 1}
-    assert m["per_error_type"]["attribute"] == {"n": 0, "error_rate": None, "error_rate_unparsed_wrong": None,
+    assert p["per_error_type"]["attribute"] == {"n": 0, "error_rate": None, "error_rate_unparsed_wrong": None,
                                                 "unparsed": 0}
-    assert m["k_curve"] == {"1": 0.8, "3": pytest.approx(2 / 3)}
+    assert p["k_curve"] == {"1": 0.8, "3": pytest.approx(2 / 3)}
     assert m["position_consistency"] is None and m["position_consistency_items"] is None
     assert m["first_position_preference"] == pytest.approx(12 / 20)  # every item shown response 0 first
+    # official (more than half of K = 3): only items 0 (right) and 1 (wrong) have 2+ votes
+    assert (m["decided"], m["correct"], m["unparsed"]) == (2, 1, 5) and m["overall"] == 0.5
+    assert m["official"]["k_curve"] == {"1": 0.8, "3": 0.5}
+    assert (m["samples_unparsed"], m["samples_failed"]) == (6, 3)
     roundtrips(m)
 
 
@@ -118,11 +122,14 @@ def test_both_orders_consistency_and_position_preference():
     first = [[0, 1, 1, 0], [0, 1, 1, 0], [1, 0, 0, 1], [0, 1, 1, 0]]
     run = run_from(record(k=2, both=True), samples, first)
     m = run_metrics(stats(["general"] * 4, [0, 0, 0, 0], runs=[run]), run)
-    assert (m["overall"], m["overall_unparsed_wrong"], m["unparsed"]) == (0.5, 0.5, 0)
+    p = m["plurality"]
+    assert (p["overall"], p["overall_unparsed_wrong"], p["unparsed"]) == (0.5, 0.5, 0)
     assert m["position_consistency"] == pytest.approx(5 / 7)  # pairs with both orders parsed
     assert m["position_consistency_items"] == 0.5
     assert m["first_position_preference"] == pytest.approx(9 / 13)
-    assert m["k_curve"] == {"1": 1.0}  # only the first pair: item 0 decided and right
+    assert p["k_curve"] == {"1": 1.0}  # only the first pair: item 0 decided and right
+    # official: more than 2 of the 2K = 4 samples: items 0 (4 of 4) and 1 (3 of 4), both right
+    assert (m["overall"], m["overall_unparsed_wrong"], m["unparsed"]) == (1.0, 0.5, 2)
 
 
 def test_target_override_excludes_ties_both_bad_and_missing():
@@ -146,12 +153,16 @@ def test_nothing_judged_divides_by_nothing():
     roundtrips(m)
 
 
-def test_step_runs_and_pointwise_runs_without_scores_have_no_accuracy():
-    for mode in ("step", "pointwise"):
-        run = run_from(record(mode=mode), [[0, 1], [0, 1]])
-        m = run_metrics(stats(["a", "a"], [0, 1], runs=[run]), run)
-        assert m["overall"] is None and m["k_curve"] == {} and m["note"] and m["judged"] == 2
-        roundtrips(m)
+def test_step_runs_have_no_accuracy_and_pointwise_without_scores_is_unparsed():
+    run = run_from(record(mode="step"), [[0, 1], [0, 1]])
+    m = run_metrics(stats(["a", "a"], [0, 1], runs=[run]), run)
+    assert m["overall"] is None and m["k_curve"] == {} and m["note"] and m["judged"] == 2
+    assert m["official"] is None and m["plurality"] is None
+    roundtrips(m)
+    run = run_from(record(mode="pointwise"), [[0, 1], [0, 1]])
+    m = run_metrics(stats(["a", "a"], [0, 1], runs=[run]), run)
+    assert m["overall"] is None and m["decided"] == 0 and m["samples_unparsed"] == 2
+    roundtrips(m)
 
 
 def test_pointwise_votes_by_the_higher_score():
@@ -161,61 +172,87 @@ def test_pointwise_votes_by_the_higher_score():
     scores = [[7, 3, 5, 5, NAN, NAN], [2, 9, 2, 9, NAN, NAN], [8, NAN, 6, 1, NAN, NAN], [1, 4, 4, 1, 2, 9]]
     run = run_from(record(mode="pointwise", k=2), samples, scores=scores)
     m = run_metrics(stats(["a"] * 4, [0, 0, 0, 2], n_responses=[2, 2, 2, 3], runs=[run]), run)
+    p = m["plurality"]
     # item 3: sample 0 ties 4–4 (no vote), sample 1 → 2
-    assert (m["decided"], m["correct"], m["overall"]) == (4, 3, 0.75)
-    assert m["k_curve"] == {"1": 0.5}  # first sample only: items 0 (right) and 1 (wrong) decided
+    assert (p["decided"], p["correct"], p["overall"]) == (4, 3, 0.75)
+    assert p["k_curve"] == {"1": 0.5}  # first sample only: items 0 (right) and 1 (wrong) decided
+    # official, K = 2: only item 1 has both votes (for response 1: wrong)
+    assert (m["decided"], m["correct"], m["overall"]) == (1, 0, 0.0)
     assert m["position_consistency"] is None and m["first_position_preference"] is None
 
 
-def test_pointwise_matches_pointwise_choice_and_vote():
+def test_pointwise_matches_the_item_verdict():
     rng = np.random.default_rng(3)
     n, k = 300, 3
     scores = np.where(rng.random((n, 2 * k)) < 0.85, rng.integers(1, 5, (n, 2 * k)), NAN)
     ref = rng.integers(0, 2, n)
     samples = [[(j % 2) if not np.isnan(scores[i, j]) else "u" for j in range(2 * k)] for i in range(n)]
-    run = run_from(record(mode="pointwise", k=k), samples, scores=scores)
+    rec = record(mode="pointwise", k=k)
+    run = run_from(rec, samples, scores=scores)
     m = run_metrics(stats(["a"] * n, ref, runs=[run]), run)
-    decided = correct = 0
-    for i in range(n):
-        verdicts = [VerdictRecord(1, i, j, (j % 2,), "x", j % 2 if ok else None,
-                                  (float(scores[i, j]) if ok else None,), ok, None)
-                    for j in range(2 * k) for ok in [not np.isnan(scores[i, j])]]
-        choice = vote(pointwise_choice(verdicts, 2, k)).choice
-        decided += choice is not None
-        correct += choice is not None and choice == ref[i]
-    assert 0 < m["decided"] == decided < n and m["correct"] == correct
+    for convention in ("official", "plurality"):
+        decided = correct = 0
+        for i in range(n):
+            verdicts = [VerdictRecord(1, i, j, (j % 2,), "x", j % 2 if ok else None,
+                                      (float(scores[i, j]) if ok else None,), ok, None)
+                        for j in range(2 * k) for ok in [not np.isnan(scores[i, j])]]
+            choice = judge_item(rec, verdicts, 2).choice(convention)
+            decided += choice is not None
+            correct += choice is not None and choice == ref[i]
+        assert 0 < m[convention]["decided"] == decided < n and m[convention]["correct"] == correct
 
 
-# -- majority == judging.vote ------------------------------------------------------------------
+# -- the two conventions, against formulas written out here --------------------------------------
 
-@pytest.mark.parametrize("both_orders", [False, True])
-def test_majority_equals_vote_on_random_data(both_orders):
-    rng = random.Random(7)
-    items, columns = 2000, 8
-    choices = np.full((items, columns), NAN)
-    records = []
-    for i in range(items):
-        n = rng.choice([2, 2, 3])
-        row = []
-        for s in range(rng.randint(0, columns)):
-            kind = rng.random()
-            parsed = kind < 0.75 or kind > 0.9
-            choice = rng.randrange(n) if kind < 0.75 else None
-            if choice is not None:
-                choices[i, s] = choice
-            row.append(VerdictRecord(1, i, s, (0, 1), "x", choice, None, parsed, None,
-                                     error="boom" if 0.8 < kind <= 0.9 else None))
-        records.append(row)
-    for first_k in (None, 1, 2, 3, 4):
-        ours = majority(choices, first_k=first_k, both_orders=both_orders)
-        theirs = [vote(row, both_orders, first_k).choice for row in records]
-        assert [None if np.isnan(v) else int(v) for v in ours] == theirs
+def official_reference(row, k):
+    """VL-RewardBench cal.py: count agree/reject over the K answers; right if agree > K/2,
+    wrong if reject > K/2, else no majority (two responses; A = response 0)."""
+    agree = sum(1 for v in row if v == 0)
+    reject = sum(1 for v in row if v == 1)
+    return 0 if agree > k / 2 else 1 if reject > k / 2 else None
 
 
-def test_majority_edge_shapes():
-    assert np.isnan(majority(np.full((3, 0), NAN))).all() and np.isnan(majority(np.full((2, 3), NAN))).all()
-    assert majority(np.zeros((0, 3))).shape == (0,)
-    np.testing.assert_array_equal(majority(np.array([1.0, NAN, 0.0])), [1.0, NAN, 0.0])
+def test_the_three_item_example_official_50_plurality_67():
+    # A = the reference answer (response 0), B the other, U unparsed; K = 5
+    rows = [["A", "A", "B", "U", "U"], ["B", "B", "B", "A", "A"], ["A", "A", "A", "B", "U"]]
+    samples = [[{"A": 0, "B": 1, "U": "u"}[x] for x in row] for row in rows]
+    run = run_from(record(k=5), samples)
+    m = run_metrics(stats(["a"] * 3, [0, 0, 0], runs=[run]), run)
+    assert m["official"]["overall"] == pytest.approx(0.5)  # item 1 has no majority: 1 right of 2 decided
+    assert m["plurality"]["overall"] == pytest.approx(2 / 3)
+    assert m["overall"] == m["official"]["overall"] and m["vote"] == "official"
+    assert m["samples_unparsed"] == 3 and m["samples_failed"] == 0
+
+
+@pytest.mark.parametrize("k", [1, 5, 9])
+def test_official_matches_cal_py_rule_on_random_runs(k):
+    rng = random.Random(k)
+    rows = [[rng.choice([0, 0, 1, "u", "t", "e", None]) for _ in range(k)] for _ in range(3000)]
+    run = run_from(record(k=k), rows)
+    ref = [0] * len(rows)
+    m = run_metrics(stats(["a"] * len(rows), ref, runs=[run]), run)
+    expected = [official_reference(r, k) for r in rows]
+    judged = [r for r, e in zip(rows, expected) if any(v is not None for v in r)]
+    decided = [e for r, e in zip(rows, expected) if any(v is not None for v in r) and e is not None]
+    assert m["official"]["decided"] == len(decided)
+    assert m["official"]["correct"] == sum(1 for e in decided if e == 0)
+    assert m["official"]["overall_unparsed_wrong"] == pytest.approx(sum(1 for e in decided if e == 0) / len(judged))
+
+
+def test_both_orders_official_counts_2k_samples():
+    # K = 2 both orders → 4 vote samples: 3 of 4 name response 0 → official 0; 2 of 4 → none
+    run = run_from(record(k=2, both=True), [[0, 0, 0, 1], [0, 1, 0, 1], [0, 0, "u", "u"]])
+    m = run_metrics(stats(["a"] * 3, [0, 0, 0], runs=[run]), run)
+    assert (m["official"]["decided"], m["official"]["correct"]) == (1, 1)
+    assert (m["plurality"]["decided"], m["plurality"]["correct"]) == (2, 2)
+    assert m["official"]["k_curve"] == {"1": 1.0}  # first sample in both orders: only item 0 has 2 of 2
+
+
+def test_decide_edge_shapes():
+    for convention in ("official", "plurality"):
+        assert np.isnan(decide(np.full((3, 0), NAN), convention)).all()
+        assert np.isnan(decide(np.full((2, 3), NAN), convention)).all()
+        assert decide(np.zeros((0, 3)), convention).shape == (0,)
 
 
 # -- agreement with judge_results on a real project --------------------------------------------
@@ -239,15 +276,26 @@ def test_same_numbers_as_judge_results_summary(store):
                 ok = kind < 0.8
                 verdicts.append(VerdictRecord(run.id, item_id, s, order, "x", rng.randrange(2) if ok else None, None,
                                               ok, None, error="media: gone" if kind > 0.93 else None))
-        store.add_verdicts(verdicts)
+        record_verdicts(store, run, verdicts)
         data = load_stats_data(store)
         [rd] = [r for r in data.runs if r.run.id == run.id]
         ours, theirs = run_metrics(data, rd), summarize(store, run)
-        assert ours["judged"] == theirs.items and ours["scored"] == theirs.with_reference
-        assert (ours["correct"], ours["unparsed"]) == (theirs.correct, theirs.undecided)
-        assert ours["overall"] == pytest.approx(theirs.accuracy_unparsed_excluded)
-        assert ours["overall_unparsed_wrong"] == pytest.approx(theirs.accuracy_unparsed_wrong)
+        assert ours["judged"] == theirs.items
+        per_item = item_verdicts(store, run)
+        ref = dict(store.query("SELECT id, ref_chosen FROM items"))
+        for convention in ("official", "plurality"):
+            mine, summary = ours[convention], theirs.conventions[convention]
+            assert (mine["correct"], mine["decided"]) == (summary.correct, summary.decided)
+            assert mine["overall"] == pytest.approx(summary.accuracy)
+            assert mine["overall_unparsed_wrong"] == pytest.approx(summary.accuracy_undecided_wrong)
+            # and the filters' stored verdict is the same item by item
+            rows = store.item_verdict_rows(run.id)
+            for item_id, v in per_item.items():
+                column = 1 if convention == "official" else 3
+                assert rows[item_id][column] == v.choice(convention)
+        assert ours["samples_failed"] == theirs.failed and ours["samples_unparsed"] == theirs.unparsed
         assert ours["judged"] == len(ids) - 5 and 0 < ours["unparsed"] and 0 < ours["correct"]
+        assert sum(1 for i in per_item if ref[i] is not None) == ours["scored"]
         if both:
             assert ours["position_consistency_items"] == pytest.approx(theirs.consistency)
 

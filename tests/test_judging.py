@@ -7,8 +7,8 @@ import threading
 import fake_backend  # noqa: F401  (registers the "fake" backend)
 import pytest
 from fake_backend import FakeBackend, prefer_marker
-from pairscope.app.judge.results import item_judgements, summarize
-from pairscope.app.judge.session import JudgeConfig, JudgeSession, sample_orders, vote
+from pairscope.app.judge.results import item_verdicts, summarize
+from pairscope.app.judge.session import JudgeConfig, JudgeSession, sample_orders
 from pairscope.app.records import Item, MediaRef, Reference, Response
 from pairscope.app.store import VerdictRecord
 
@@ -54,17 +54,21 @@ def test_good_judge_is_always_right_whatever_the_order(project):
         item = project.get_item(v.item_id)
         assert item.responses[v.choice].text == "GOOD answer"
     summary = summarize(project, run)
-    assert summary.accuracy_unparsed_excluded == 1.0 and summary.accuracy_unparsed_wrong == 1.0
+    for convention in summary.conventions.values():
+        assert convention.accuracy == 1.0 and convention.accuracy_undecided_wrong == 1.0
     assert run.status == "running" and project.run(run.id).status == "done"
-    assert [len(c) for c in backend.calls] == [4] * 7 + [2]  # batched
+    # temperature 0: each distinct prompt (item, order) is generated once, in batches of 4
+    distinct = {(v.item_id, v.order_shown) for v in verdicts}
+    assert sum(len(c) for c in backend.calls) == len(distinct) < 30
+    assert all(len(c) <= 4 for c in backend.calls) and len(backend.calls[0]) == 4
 
 
 def test_position_biased_judge_is_inconsistent_across_orders(project):
     backend = FakeBackend(script=lambda r: "Overall Judgment: Answer 1 is better")
     session = JudgeSession(project, backend, JudgeConfig(k=1, both_orders=True))
     session.judge(ids(project))
-    judgements = item_judgements(project, project.run(session.run.id))
-    assert all(j.consistent is False and j.choice is None for j in judgements.values())
+    judgements = item_verdicts(project, project.run(session.run.id))
+    assert all(j.consistent is False and j.choice() is None for j in judgements.values())
     assert summarize(project, project.run(session.run.id)).consistency == 0.0
 
 
@@ -74,19 +78,28 @@ def test_unparsed_outputs_count_both_ways(project):
     session = JudgeSession(project, backend, JudgeConfig(batch_size=10))
     session.judge(ids(project))
     s = summarize(project, project.run(session.run.id))
-    assert s.undecided == 5 and s.with_reference == 10
-    assert s.accuracy_unparsed_wrong == pytest.approx(s.correct / 10)
-    assert s.accuracy_unparsed_excluded == pytest.approx(s.correct / 5)
+    official = s.conventions["official"]
+    assert official.decided == 5 and s.with_reference == 10 and s.unparsed == 5 and s.failed == 0
+    assert official.accuracy_undecided_wrong == pytest.approx(official.correct / 10)
+    assert official.accuracy == pytest.approx(official.correct / 5)
 
 
 def test_vote_majority_and_ties():
+    from pairscope.app.judge.results import judge_item
+    from pairscope.app.store import RunRecord
+
+    def run(k):
+        return RunRecord(1, "u", "t", "fake", "m", None, None, "", "", "pairwise", k, False, None, 0, {}, "done")
+
     def v(sample, choice, parsed=True):
         return VerdictRecord(1, 1, sample, (0, 1), "x", choice, None, parsed, None)
 
-    assert vote([v(0, 1), v(1, 1), v(2, 0)]).choice == 1
-    assert vote([v(0, 1), v(1, 0)]).choice is None  # tie → undecided
-    assert vote([v(0, 1), v(1, None, parsed=False)]).choice == 1
-    assert vote([v(0, 1), v(1, 0), v(2, 0)], first_k=1).choice == 1
+    three = judge_item(run(3), [v(0, 1), v(1, 1), v(2, 0)])
+    assert three.choice("official") == 1 and three.choice("plurality") == 1
+    assert judge_item(run(2), [v(0, 1), v(1, 0)]).choice("plurality") is None  # tied votes → undecided
+    one_unparsed = judge_item(run(2), [v(0, 1), v(1, None, parsed=False)])
+    assert one_unparsed.choice("plurality") == 1  # plurality ignores the unparsed sample
+    assert one_unparsed.choice("official") is None  # 1 of K = 2 is not more than half
 
 
 def test_cancelled_run_resumes_where_it_stopped(project):
@@ -128,13 +141,13 @@ def test_pointwise_picks_the_higher_score(project):
     backend = FakeBackend(script=lambda r: "Fine.\nScore: 8/10" if "GOOD" in r.prompt else "Score: 3/10")
     session = JudgeSession(project, backend, JudgeConfig(mode="pointwise"))
     session.judge(ids(project))
-    assert summarize(project, project.run(session.run.id)).accuracy_unparsed_excluded == 1.0
+    assert summarize(project, project.run(session.run.id)).conventions["official"].accuracy == 1.0
     assert len(project.verdicts(session.run.id)) == 20  # one request per response
 
 
 def test_stream_one_item(project):
     chunks = []
-    session = JudgeSession(project, FakeBackend(), JudgeConfig(k=2))
+    session = JudgeSession(project, FakeBackend(), JudgeConfig(k=2, temperature=0.7))
     stored = session.judge_stream(ids(project)[0], lambda sample, text: chunks.append((sample, text)))
     assert len(stored) == 2 and {s for s, _ in chunks} == {0, 1}
     assert "".join(t for s, t in chunks if s == 0).endswith("is better")
@@ -148,7 +161,8 @@ def test_cli_judge_prints_progress_and_summary(project, capsys):
                  "--batch-size", "5"]) == 0
     out, err = capsys.readouterr()
     assert "30/30 samples" in err
-    assert "accuracy 100.0% (unparsed excluded), 100.0% (unparsed counted wrong)" in out
+    assert "official vote 100.0% (10/10, undecided excluded), 100.0% (undecided counted wrong)" in out
+    assert "plurality vote 100.0%" in out
 
 
 def test_cli_judge_reports_a_bad_model_folder(project, tmp_path, capsys):

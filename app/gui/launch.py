@@ -11,6 +11,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
+from ..judge.results import ensure_item_verdicts
 from ..store import SchemaError, Store
 from .controller import AnnotationController
 from .main_window import MainWindow
@@ -67,6 +68,7 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     path = db or default_project(settings)
     try:
         store = Store.create(path) if db is None else Store.open(path)
+        ensure_item_verdicts(store)  # a project from before schema 4: decide its judge verdicts once
     except (OSError, SchemaError, sqlite3.DatabaseError) as exc:  # a folder, a FIFO, a foreign file ...
         QMessageBox.critical(None, "PairScope", f"Cannot open {path}:\n{exc}")
         print(f"error: {exc}", file=sys.stderr)

@@ -7,7 +7,7 @@ import threading
 
 from pairscope.models.base import JudgeError, create_backend
 
-from .results import summarize
+from .results import ensure_item_verdicts, summarize
 from .session import JudgeConfig, JudgeSession, RunProgress
 from ..store import Store
 
@@ -33,9 +33,16 @@ def run_judge(args) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         try:
+            ensure_item_verdicts(store)
             session = JudgeSession(store, backend, config)
-            run = session.start()
+            run = session.start(resume=not getattr(args, "new_run", False))
             ids = [s.id for s in store.item_summaries(0, args.limit or store.item_count())]
+            if session.remaining(ids) == 0:
+                store.set_run_status(run.id, "done")
+                print(f"run {run.id} is complete: every sample of these {len(ids)} items is stored, nothing to do"
+                      " (--new-run judges them again in a new run)", file=sys.stderr)
+                print(summarize(store, store.run(run.id)).line())
+                return 0
             print(f"run {run.id} ({run.mode}, k={run.k}{', both orders' if run.both_orders else ''}) "
                   f"on {len(ids)} items", file=sys.stderr)
             cancel = threading.Event()

@@ -1,66 +1,216 @@
-"""Per-item judgements and a run's headline accuracy (the full analytics are elsewhere).
+"""The verdict of a run on an item (the one definition every reader uses) and a run's headline
+summary. The vote rule is ``votes``; how a mode's samples become votes is ``modes``.
 
-Accuracy is reported both ways, labelled: unparsed items excluded from the denominator
-(VL-RewardBench's scoring) and unparsed items counted wrong (VLMEvalKit's).
+Writing verdicts goes through :func:`record_verdicts`, which stores the samples and the item
+verdicts they change (``judge_items``, read by the filters) in one transaction.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
 
-from .session import ItemJudgement, pointwise_choice, vote
 from ..store import RunRecord, Store, VerdictRecord
+from .modes import get_mode
+from .votes import CONVENTIONS, DEFAULT_CONVENTION, ItemVerdict
 
 
-def judge_item(run: RunRecord, verdicts: list[VerdictRecord]) -> ItemJudgement:
-    """The K-vote of one item from its verdicts in ``run`` (pointwise: higher score wins)."""
-    if run.mode == "pointwise":
-        n = max(v.order_shown[0] for v in verdicts) + 1
-        verdicts = pointwise_choice(verdicts, n, run.k)
-    return vote(verdicts, run.both_orders)
+def item_verdict(run: RunRecord, verdicts: Sequence[VerdictRecord], n_responses: int) -> ItemVerdict | None:
+    """The verdict of ``run`` on one item from its stored samples (``None``: the mode casts no
+    preference votes, e.g. step runs)."""
+    item_id = verdicts[0].item_id if verdicts else -1
+    return get_mode(run.mode).item_verdict(item_id, n_responses, verdicts, run.k, run.both_orders)
 
 
-def item_judgements(store: Store, run: RunRecord) -> dict[int, ItemJudgement]:
-    """The K-vote of every item judged in a run."""
+def judge_item(run: RunRecord, verdicts: Sequence[VerdictRecord], n_responses: int | None = None) -> ItemVerdict | None:
+    """:func:`item_verdict`, with the number of responses read from the samples when not given
+    (pairwise samples show every response)."""
+    if n_responses is None:
+        n_responses = max((max(v.order_shown) for v in verdicts if v.order_shown), default=-1) + 1
+    return item_verdict(run, verdicts, n_responses)
+
+
+def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None = None) -> dict[int, ItemVerdict]:
+    """The verdict of a run on every item it judged (or on these items)."""
+    wanted = None if item_ids is None else set(item_ids)
     by_item: dict[int, list[VerdictRecord]] = {}
-    for v in store.verdicts(run.id):
-        by_item.setdefault(v.item_id, []).append(v)
-    return {item_id: judge_item(run, verdicts) for item_id, verdicts in by_item.items()}
+    if wanted is not None and len(wanted) < 64:
+        for item_id in wanted:
+            by_item[item_id] = store.verdicts(run.id, item_id)
+    else:
+        for v in store.verdicts(run.id):
+            if wanted is None or v.item_id in wanted:
+                by_item.setdefault(v.item_id, []).append(v)
+    n = store.items_n_responses(list(by_item))
+    out = {}
+    for item_id, verdicts in by_item.items():
+        if verdicts:
+            verdict = item_verdict(run, verdicts, n.get(item_id, 0))
+            if verdict is not None:
+                out[item_id] = verdict
+    return out
+
+
+def verdict_phrases(verdict: ItemVerdict | None, screen, reference: int | None) -> list[str]:
+    """How the judge panel words a run's verdict on an item: the official decision with its
+    votes of K, the plurality when it differs, unparsed and failed samples apart, agreement
+    with the dataset and across orders. ``screen(index)`` names a response as the user sees it."""
+    if verdict is None:
+        return ["Judge: no preference verdict (this mode scores steps)"]
+    official, plurality = verdict.official, verdict.plurality
+    votes = verdict.counts.get(official, 0) if official is not None else max(verdict.counts.values(), default=0)
+    parts = [f"Judge: {screen(official) if official is not None else 'no majority'}"
+             f" ({votes} of {verdict.planned} samples)"]
+    if plurality != official:
+        parts.append(f"plurality: {screen(plurality) if plurality is not None else 'tied'}")
+    if verdict.unparsed:
+        parts.append(f"{verdict.unparsed} unparsed")
+    if verdict.failed:
+        parts.append(f"{verdict.failed} failed: {verdict.errors[0]}")
+    if official is not None and reference is not None:
+        parts.append("agrees with the dataset ✓" if official == reference else "disagrees with the dataset ✗")
+    if verdict.consistent is not None:
+        parts.append("consistent across orders" if verdict.consistent else "INCONSISTENT across orders")
+    return parts
+
+
+def _rows(store: Store, run: RunRecord, item_ids: Iterable[int] | None) -> list[tuple]:
+    ids = None if item_ids is None else list(item_ids)
+    verdicts = item_verdicts(store, run, ids)
+    ref = store.ref_chosen(list(verdicts))
+    rows: list[tuple] = []
+    for item_id in (ids if ids is not None else list(verdicts)):
+        v = verdicts.get(item_id)
+        if v is None:
+            rows.append((item_id,))
+            continue
+        r = ref.get(item_id)
+        rows.append((item_id, v.official, v.outcome(r, "official"), v.plurality, v.outcome(r, "plurality"),
+                     int(v.consistent is False), v.unparsed, v.failed))
+    return rows
+
+
+def refresh_item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None = None) -> None:
+    """Recompute the stored item verdicts (``judge_items``) of a run, for some items or all."""
+    with store.transaction():
+        store.put_item_verdicts(run.id, _rows(store, run, item_ids))
+
+
+def record_verdicts(store: Store, run: RunRecord, verdicts: Sequence[VerdictRecord]) -> None:
+    """Store samples and the item verdicts they change, in one transaction."""
+    if not verdicts:
+        return
+    with store.transaction():
+        store.add_verdicts(verdicts)
+        store.put_item_verdicts(run.id, _rows(store, run, sorted({v.item_id for v in verdicts})))
+
+
+def clear_failed(store: Store, run: RunRecord) -> None:
+    """Drop a run's failed samples (a resume retries them) and re-decide the items they touched."""
+    with store.transaction():
+        touched = store.clear_failed(run.id)
+        if touched:
+            store.put_item_verdicts(run.id, _rows(store, run, touched))
+
+
+def ensure_item_verdicts(store: Store) -> bool:
+    """Rebuild every run's stored item verdicts if the project predates them (schema 4);
+    returns whether it did. A read-only project is left as it is."""
+    if store.readonly or not store.item_verdicts_stale():
+        return False
+    with store.transaction():
+        for run in store.runs():
+            refresh_item_verdicts(store, run)
+        store.mark_item_verdicts_fresh()
+    return True
+
+
+@dataclass(frozen=True)
+class ConventionSummary:
+    """Accuracy of a run under one vote convention: ``decided`` items had a majority;
+    ``accuracy`` leaves undecided items out, ``accuracy_undecided_wrong`` counts them wrong."""
+
+    decided: int
+    correct: int
+    accuracy: float | None
+    accuracy_undecided_wrong: float | None
 
 
 @dataclass(frozen=True)
 class RunSummary:
+    """What a run's samples came to: item counts, accuracy under every convention, and the
+    samples that failed (with their reasons) kept apart from those that were unparsed."""
+
+    run_id: int
+    mode: str
     items: int
     with_reference: int
-    correct: int
-    undecided: int
-    accuracy_unparsed_excluded: float | None
-    accuracy_unparsed_wrong: float | None
-    consistency: float | None
+    samples: int
+    unparsed: int
+    ties: int
+    failed: int
+    failure_reasons: dict[str, int]
+    conventions: dict[str, ConventionSummary] = field(default_factory=dict)
+    consistency: float | None = None
+    votes: bool = True
 
     def line(self) -> str:
+        """One plain-text paragraph for the CLI and the judge panel; every figure labelled."""
         def pct(x):
             return "n/a" if x is None else f"{100 * x:.1f}%"
 
-        text = (f"{self.items} item{'s' if self.items != 1 else ''} judged; vs dataset reference ({self.with_reference} items): "
-                f"accuracy {pct(self.accuracy_unparsed_excluded)} (unparsed excluded), "
-                f"{pct(self.accuracy_unparsed_wrong)} (unparsed counted wrong); {self.undecided} undecided")
-        if self.consistency is not None:
-            text += f"; both-orders consistency {pct(self.consistency)}"
+        if self.samples and self.failed == self.samples:
+            reason, count = max(self.failure_reasons.items(), key=lambda kv: kv[1])
+            hint = " — see `pairscope info --missing`" if reason.startswith("media") else ""
+            return f"{self.failed} of {self.samples} samples failed: {reason}{hint}"
+        text = f"run {self.run_id}: {self.items} item{'s' if self.items != 1 else ''} judged"
+        if not self.votes:
+            text += f" ({self.mode} run: no preference votes; see `pairscope stats` for step metrics)"
+        else:
+            text += f"; vs dataset reference ({self.with_reference} items):"
+            for name, c in self.conventions.items():
+                text += (f" {name} vote {pct(c.accuracy)} ({c.correct}/{c.decided}, undecided excluded),"
+                         f" {pct(c.accuracy_undecided_wrong)} (undecided counted wrong);")
+            text = text.rstrip(";")
+            if self.consistency is not None:
+                text += f"; both-orders consistency {pct(self.consistency)}"
+        text += f". Samples: {self.samples}, {self.unparsed} unparsed, {self.ties} ties, {self.failed} failed"
+        if self.failure_reasons:
+            text += " (" + "; ".join(f"{n}× {r}" for r, n in sorted(self.failure_reasons.items(),
+                                                                    key=lambda kv: -kv[1])[:3]) + ")"
         return text
 
 
 def summarize(store: Store, run: RunRecord) -> RunSummary:
-    """Headline accuracy of a pairwise or pointwise run against the dataset's reference."""
-    judgements = item_judgements(store, run)
-    chosen = dict(store.query("SELECT id, ref_chosen FROM items WHERE ref_chosen IS NOT NULL"))
-    scored = [(j, chosen[i]) for i, j in judgements.items() if i in chosen]
-    decided = [(j, c) for j, c in scored if j.choice is not None]
-    correct = sum(1 for j, c in decided if j.choice == c)
-    consistent = [j.consistent for j in judgements.values() if j.consistent is not None]
-    return RunSummary(
-        items=len(judgements), with_reference=len(scored), correct=correct, undecided=len(scored) - len(decided),
-        accuracy_unparsed_excluded=correct / len(decided) if decided else None,
-        accuracy_unparsed_wrong=correct / len(scored) if scored else None,
-        consistency=sum(consistent) / len(consistent) if consistent else None,
-    )
+    """Headline figures of a run against the dataset's reference, under every convention."""
+    samples = store.verdicts(run.id)
+    reasons = Counter(_reason(v.error) for v in samples if v.error)
+    unparsed = sum(1 for v in samples if v.error is None and not v.parsed)
+    ties = sum(1 for v in samples if v.error is None and v.parsed and v.choice is None)
+    votes = get_mode(run.mode).votes_on_preference
+    judged = {v.item_id for v in samples}
+    verdicts = item_verdicts(store, run) if votes else {}
+    ref = {i: r for i, r in store.ref_chosen(list(verdicts)).items() if r is not None}
+    conventions = {}
+    for name in CONVENTIONS:
+        scored = [(verdicts[i].choice(name), r) for i, r in ref.items()]
+        decided = [(c, r) for c, r in scored if c is not None]
+        correct = sum(1 for c, r in decided if c == r)
+        conventions[name] = ConventionSummary(len(decided), correct, correct / len(decided) if decided else None,
+                                              correct / len(scored) if scored else None)
+    consistent = [v.consistent for v in verdicts.values() if v.consistent is not None]
+    return RunSummary(run.id, run.mode, len(judged), len(ref), len(samples), unparsed, ties, sum(reasons.values()),
+                      dict(reasons), conventions, sum(consistent) / len(consistent) if consistent else None, votes)
+
+
+def _reason(error: str) -> str:
+    """A failure's reason without its item-specific detail (file names), for grouping."""
+    head, _, rest = error.partition(": ")
+    if head == "media":
+        return "media: image or video not found or unreadable" if rest else "media"
+    return error if len(error) <= 80 else error[:77] + "…"
+
+
+__all__ = ["DEFAULT_CONVENTION", "ItemVerdict", "RunSummary", "clear_failed", "ensure_item_verdicts", "item_verdict",
+           "item_verdicts", "judge_item", "record_verdicts", "refresh_item_verdicts", "summarize", "verdict_phrases"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..labeling import describe, label_to_draft
 from ..records import Item
 from ..store import Store
+from .modes import JudgingMode, get_mode
 
 
 @dataclass(frozen=True)
@@ -42,32 +43,24 @@ class ReviewData:
 
 
 def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
-    """Every current label (one per annotator and kind) and every judge sample of an item."""
-    from pairscope.models.parsing import (
-        parse_pairwise,  # compiled regexes: only when reviewing
-    )
+    """Every current label (one per annotator and kind) and every judge sample of an item; each
+    sample reads as its run's mode says (a pairwise pick, a pointwise score, step scores)."""
     position = {index: pos for pos, index in enumerate(order, start=1)}
 
     def screen(index: int | None) -> str:
         return "—" if index is None else f"R{position.get(index, index + 1)}"
 
-    current: dict[tuple[str, str], object] = {}
-    for label in store.label_history(item.id):
-        current[(label.annotator, label.kind)] = label
-    lines = []
-    for (annotator, kind), label in sorted(current.items(), key=lambda kv: (kv[0][1] != "adjudication", kv[0][0])):
-        if label.outcome == "cleared":
-            continue
-        lines.append(LabelLine(annotator, kind, describe(label_to_draft(label, order)), label.note, label.created_at))
+    current = sorted(store.item_current_labels(item.id), key=lambda l: (l.kind != "adjudication", l.annotator))
+    lines = [LabelLine(label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at)
+             for label in current]
     verdicts = []
+    modes: dict[int, JudgingMode] = {}
     for v in store.verdicts(item_id=item.id):
-        if v.error:
-            choice = f"error: {v.error}"
-        elif not v.parsed:
-            choice = "unparsed"
-        else:
-            choice = screen(v.choice) if v.choice is not None else "tie"
-        span = parse_pairwise(v.raw_output or "", len(v.order_shown)).span if v.raw_output else None
+        if v.run_id not in modes:
+            modes[v.run_id] = get_mode(store.run(v.run_id).mode)
+        mode = modes[v.run_id]
+        choice = mode.sample_reading(v, screen)
+        span = mode.decisive_span(v, item)
         verdicts.append(VerdictLine(v.run_id, v.sample_idx, ", ".join(screen(i) for i in v.order_shown), choice,
                                     v.raw_output or "", span))
     return ReviewData(item.id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))

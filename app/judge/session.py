@@ -1,5 +1,5 @@
-"""The judging protocol: answer orders from a recorded seed, K samples, majority vote,
-both-orders consistency, resumable runs. Backends and verdict parsing live in
+"""The judging protocol: answer orders from a recorded seed, K samples, both-orders runs,
+resumable runs (the vote itself is ``votes``; what each mode asks and parses is ``modes``). Backends and verdict parsing live in
 ``pairscope.models``; this module decides *what* to ask and stores what came back.
 
 Every sample draws its own answer order from ``(seed, item id, sample)``, so a run is
@@ -8,33 +8,22 @@ reproducible; verdicts are stored by response index together with the order show
 
 from __future__ import annotations
 
-import random
 import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field, replace
+from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from pairscope.models.base import Generation, JudgeBackend, JudgeRequest
-from pairscope.models.parsing import (
-    parse_pairwise,
-    parse_score,
-    parse_step_scores,
-    rationale,
-)
-from pairscope.models.prompts import (
-    PromptTemplate,
-    load_template,
-    render_pairwise,
-    render_pointwise,
-    render_steps,
-)
+from pairscope.models.parsing import rationale
+from pairscope.models.prompts import PromptTemplate, load_template
 
 from ..media import MediaError, open_image, sample_frames
 from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
+from .modes import MODES, get_mode
+from .results import clear_failed, record_verdicts
 
-MODES = ("pairwise", "pointwise", "step")
 IMAGE_MAX_SIZE = (2048, 2048)
 FRAME_MAX_SIZE = (768, 768)
 
@@ -54,27 +43,14 @@ class JudgeConfig:
     batch_size: int = 8
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        get_mode(self.mode)
         if self.k < 1 or self.frames < 1 or self.batch_size < 1:
             raise ValueError("k, frames and batch size must be at least 1")
 
 
 def sample_orders(ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> list[tuple[int, tuple[int, ...]]]:
-    """``(sample index, order shown)`` for every sample of an item.
-
-    Sample ``j`` shuffles the responses with ``Random(f"{seed}:{ext_id}:{j}")``; with
-    ``both_orders`` it is judged twice, as samples ``2j`` (that order) and ``2j+1`` (reversed).
-    """
-    plan = []
-    for j in range(k):
-        order = list(range(n))
-        random.Random(f"{seed}:{ext_id}:{j}").shuffle(order)
-        if both_orders:
-            plan += [(2 * j, tuple(order)), (2 * j + 1, tuple(reversed(order)))]
-        else:
-            plan.append((j, tuple(order)))
-    return plan
+    """``(sample index, order shown)`` for every pairwise sample of an item (see ``modes``)."""
+    return MODES["pairwise"].plan(ext_id, n, k, both_orders, seed)
 
 
 @dataclass(frozen=True)
@@ -85,42 +61,6 @@ class WorkUnit:
     item: Item
     sample_idx: int
     order: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class ItemJudgement:
-    """The K-vote for one item: ``choice`` is a response index, ``None`` when undecided
-    (a tie in votes, a judged tie, or nothing parsed)."""
-
-    item_id: int
-    choice: int | None
-    votes: dict[int, int]
-    samples: int
-    unparsed: int
-    errors: int
-    consistent: bool | None = None  # both-orders runs: did the two orders agree?
-
-
-def vote(verdicts: Sequence[VerdictRecord], both_orders: bool = False, first_k: int | None = None) -> ItemJudgement:
-    """Majority over parsed samples (optionally only the first ``first_k`` samples)."""
-    if first_k is not None:
-        verdicts = [v for v in verdicts if v.sample_idx < (2 * first_k if both_orders else first_k)]
-    votes = Counter(v.choice for v in verdicts if v.parsed and v.choice is not None)
-    ranked = votes.most_common()
-    choice = ranked[0][0] if ranked and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]) else None
-    consistent = None
-    if both_orders:
-        pairs: dict[int, list[VerdictRecord]] = {}
-        for v in verdicts:
-            pairs.setdefault(v.sample_idx // 2, []).append(v)
-        judged = [p for p in pairs.values() if len(p) == 2 and all(v.parsed for v in p)]
-        if judged:
-            consistent = all(p[0].choice == p[1].choice for p in judged)
-    return ItemJudgement(
-        item_id=verdicts[0].item_id if verdicts else -1, choice=choice, votes=dict(votes), samples=len(verdicts),
-        unparsed=sum(1 for v in verdicts if not v.parsed and v.error is None),
-        errors=sum(1 for v in verdicts if v.error is not None), consistent=consistent,
-    )
 
 
 @dataclass
@@ -140,56 +80,77 @@ class RunProgress:
 
 
 class JudgeSession:
-    """Runs a judge over items of one project, persisting every verdict as it comes."""
+    """Runs a judge over items of one project, persisting every verdict as it comes.
+
+    At temperature 0 a prompt gives one answer however often it is asked, so each distinct
+    prompt of an item (at most two orders in a K-sample pairwise run) is generated once and
+    stored for every sample it stands for. Sampled runs batch their samples; the backend seeds
+    each batch and the seed is recorded with the verdict (``media_sent["seed"]``).
+    """
+
+    MEDIA_CACHE = 16  # items whose decoded media are kept while their samples run
 
     def __init__(self, store: Store, backend: JudgeBackend, config: JudgeConfig):
         self.store = store
         self.backend = backend
         self.config = config
+        self.mode = get_mode(config.mode)
         self.template: PromptTemplate = load_template(config.template or config.mode, config.mode)
         self.run: RunRecord | None = None
         self._done: set[tuple[int, int]] = set()
         self._frame_indices: dict[int, list[int]] = {}
+        self._media_cache: OrderedDict[int, tuple[list, list] | MediaError] = OrderedDict()
+        self.media_decodes = 0  # how many times an item's media were decoded (one per item per run)
 
     # -- runs ----------------------------------------------------------------------------------
 
+    def _key(self) -> dict:
+        info = self.backend.describe()
+        return dict(backend=info.get("backend", self.backend.name), model_path=str(info.get("model_path", "")),
+                    weights_hash=info.get("weights_hash"), template_hash=self.template.sha256, mode=self.config.mode,
+                    k=self.config.k, both_orders=self.config.both_orders,
+                    frames=self.config.frames, seed=self.config.seed)
+
+    def matching_run(self) -> RunRecord | None:
+        """The latest run with this model (weights fingerprint included), template and protocol."""
+        key = self._key()
+        for run in reversed(self.store.runs()):
+            same = all(getattr(run, name) == value for name, value in key.items())
+            same = same and run.generation.get("max_new_tokens") == self.config.max_new_tokens
+            same = same and run.generation.get("temperature") == self.config.temperature
+            if same:
+                return run
+        return None
+
     def start(self, resume: bool = True) -> RunRecord:
-        """Open a run: the latest unfinished run with the same model, template and protocol
-        (so rerunning continues where it stopped), else a new one."""
+        """Open a run: the latest run with the same model, template and protocol (so rerunning
+        continues where it stopped, or finds it complete), else — or with ``resume=False`` — a
+        new one."""
+        previous = self.matching_run() if resume else None
+        if previous is not None:
+            clear_failed(self.store, previous)
+            self.store.set_run_status(previous.id, "running")
+            self.run = self.store.run(previous.id)
+            return self.run
         info = self.backend.describe()
         generation = {"max_new_tokens": self.config.max_new_tokens, "temperature": self.config.temperature,
                       "batch_size": self.config.batch_size, "device": info.get("device"), "dtype": info.get("dtype")}
-        key = dict(backend=info.get("backend", self.backend.name), model_path=str(info.get("model_path", "")),
-                   weights_hash=info.get("weights_hash"), template_hash=self.template.sha256, mode=self.config.mode,
-                   k=self.config.k, both_orders=self.config.both_orders,
-                   frames=self.config.frames, seed=self.config.seed)
-        if resume:
-            for run in reversed(self.store.runs()):
-                same = all(getattr(run, name) == value for name, value in key.items())
-                same = same and run.generation.get("max_new_tokens") == self.config.max_new_tokens
-                same = same and run.generation.get("temperature") == self.config.temperature
-                if same and run.status != "done":
-                    self.store.clear_failed(run.id)
-                    self.store.set_run_status(run.id, "running")
-                    self.run = self.store.run(run.id)
-                    return self.run
         self.run = self.store.create_run(template_name=self.template.name, template_text=self.template.text,
-                                         generation=generation, **key)
+                                         generation=generation, **self._key())
         return self.run
 
     def units(self, item: Item) -> list[WorkUnit]:
         """The generations an item still needs in the current run."""
         assert self.run is not None, "call start() first"
-        done = self._done
-        n = len(item.responses)
         cfg = self.config
-        if cfg.mode == "pairwise":
-            if n < 2:
-                return []  # a single (step-wise) response has nothing to compare with
-            plan = sample_orders(item.ext_id, n, cfg.k, cfg.both_orders, cfg.seed)
-        else:  # one generation per response per sample
-            plan = [(j * n + r, (r,)) for j in range(cfg.k) for r in range(n)]
-        return [WorkUnit(item, s, order) for s, order in plan if (item.id, s) not in done]
+        plan = self.mode.plan(item.ext_id, len(item.responses), cfg.k, cfg.both_orders, cfg.seed)
+        return [WorkUnit(item, s, order) for s, order in plan if (item.id, s) not in self._done]
+
+    def remaining(self, item_ids: Iterable[int]) -> int:
+        """How many samples of these items the current run still lacks (0: complete)."""
+        run = self.run or self.start()
+        self._done = self.store.done_samples(run.id)
+        return sum(len(self.units(self.store.get_item(i))) for i in item_ids)
 
     def judge(self, item_ids: Iterable[int], progress: Callable[[RunProgress], None] | None = None,
               cancel: threading.Event | None = None) -> RunProgress:
@@ -200,23 +161,24 @@ class JudgeSession:
         run = self.run or self.start()
         self._done = self.store.done_samples(run.id)
         units = [u for item_id in item_ids for u in self.units(self.store.get_item(item_id))]
+        jobs = self._distinct_prompts(units)
         state = RunProgress(total=len(units))
         if progress:
             progress(state)
-        for batch in _chunks(units, self.config.batch_size):
+        for batch in _chunks(jobs, self.config.batch_size):
             if cancel is not None and cancel.is_set():
                 break
-            prepared = [(u, self.request(u)) for u in batch]
-            ready = [(u, r) for u, r in prepared if isinstance(r, JudgeRequest)]
-            results = self.backend.generate([r for _, r in ready], cancel) if ready else []
-            generations = iter(results)
+            prepared = [(units_, self.request(units_[0])) for units_ in batch]
+            ready = [r for _, r in prepared if isinstance(r, JudgeRequest)]
+            results = iter(self.backend.generate(ready, cancel) if ready else [])
             verdicts = []
-            for unit, request in prepared:
-                gen = next(generations) if isinstance(request, JudgeRequest) else Generation("", error=request)
+            for units_, request in prepared:
+                gen = next(results) if isinstance(request, JudgeRequest) else Generation("", error=request)
                 if gen.cancelled:
                     continue  # not stored: a resume redoes it
-                verdicts.append(self.verdict(unit, gen, request if isinstance(request, JudgeRequest) else None))
-            self.store.add_verdicts(verdicts)
+                sent = request if isinstance(request, JudgeRequest) else None
+                verdicts += [self.verdict(u, gen, sent) for u in units_]
+            record_verdicts(self.store, run, verdicts)
             state.done += len(verdicts)
             if progress:
                 progress(state)
@@ -224,15 +186,26 @@ class JudgeSession:
         self.store.set_run_status(run.id, "cancelled" if cancelled else "done")
         return state
 
+    def _distinct_prompts(self, units: list[WorkUnit]) -> list[list[WorkUnit]]:
+        """Units grouped by the prompt they send: one group per unit when sampling, one per
+        (item, order) at temperature 0, where the same prompt always gives the same answer."""
+        if self.config.temperature > 0:
+            return [[u] for u in units]
+        groups: dict[tuple[int, tuple[int, ...]], list[WorkUnit]] = {}
+        for u in units:
+            groups.setdefault((u.item.id, u.order), []).append(u)
+        return list(groups.values())
+
     def judge_stream(self, item_id: int, on_text: Callable[[int, str], None],
                      cancel: threading.Event | None = None) -> list[VerdictRecord]:
         """Judge one item sample by sample, streaming text as ``on_text(sample_idx, chunk)``."""
         run = self.run or self.start()
         self._done = self.store.done_samples(run.id)
         stored = []
-        for unit in self.units(self.store.get_item(item_id)):
+        for units_ in self._distinct_prompts(self.units(self.store.get_item(item_id))):
             if cancel is not None and cancel.is_set():
                 break
+            unit = units_[0]
             request = self.request(unit)
             if isinstance(request, JudgeRequest):
                 gen = self.backend.generate_stream(request, lambda chunk, s=unit.sample_idx: on_text(s, chunk), cancel)
@@ -240,9 +213,10 @@ class JudgeSession:
                 gen = Generation("", error=request)
             if gen.cancelled:
                 break
-            verdict = self.verdict(unit, gen, request if isinstance(request, JudgeRequest) else None)
-            self.store.add_verdicts([verdict])
-            stored.append(verdict)
+            sent = request if isinstance(request, JudgeRequest) else None
+            verdicts = [self.verdict(u, gen, sent) for u in units_]
+            record_verdicts(self.store, run, verdicts)
+            stored += verdicts
         return stored
 
     # -- one sample ------------------------------------------------------------------------------
@@ -250,56 +224,50 @@ class JudgeSession:
     def request(self, unit: WorkUnit) -> JudgeRequest | str:
         """The request for a unit, or an error message (e.g. missing media)."""
         item, cfg = unit.item, self.config
+        media = self._media(item)
+        if isinstance(media, MediaError):
+            return f"media: {media}"
+        images, frames = media
         try:
-            images, frames = self._media(item)
-        except MediaError as exc:
-            return f"media: {exc}"
-        try:
-            if cfg.mode == "pairwise":
-                prompt = render_pairwise(self.template, item.prompt, [item.responses[i].text for i in unit.order])
-            elif cfg.mode == "pointwise":
-                prompt = render_pointwise(self.template, item.prompt, item.responses[unit.order[0]].text)
-            else:
-                response = item.responses[unit.order[0]]
-                steps = [s.text for s in response.steps] or [response.text]
-                prompt = render_steps(self.template, item.prompt, steps)
+            prompt = self.mode.render(self.template, item, unit.order)
         except ValueError as exc:
             return f"prompt: {exc}"
         seed = None if cfg.temperature == 0 else (cfg.seed * 1_000_003 + item.id * 101 + unit.sample_idx)
         return JudgeRequest(prompt=prompt, images=tuple(images), video_frames=tuple(f.image for f in frames),
                             max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=seed)
 
-    def _media(self, item: Item):
-        images, frames = [], []
-        for m in item.media:
-            if m.path is None:
-                raise MediaError(m.ref, m.problem or "missing")
-            if m.kind == "video":
-                frames = sample_frames(m.path, self.config.frames, max_size=FRAME_MAX_SIZE)
-                self._frame_indices[item.id] = [f.index for f in frames]
-            else:
-                images.append(open_image(m.path, max_size=IMAGE_MAX_SIZE))
-        return images, frames
+    def _media(self, item: Item) -> tuple[list, list] | MediaError:
+        """An item's decoded images and video frames, decoded once per item per run."""
+        if item.id in self._media_cache:
+            self._media_cache.move_to_end(item.id)
+            return self._media_cache[item.id]
+        self.media_decodes += 1
+        try:
+            images, frames = [], []
+            for m in item.media:
+                if m.path is None:
+                    raise MediaError(m.ref, m.problem or "missing")
+                if m.kind == "video":
+                    frames = sample_frames(m.path, self.config.frames, max_size=FRAME_MAX_SIZE)
+                    self._frame_indices[item.id] = [f.index for f in frames]
+                else:
+                    images.append(open_image(m.path, max_size=IMAGE_MAX_SIZE))
+            result: tuple[list, list] | MediaError = (images, frames)
+        except MediaError as exc:
+            result = exc
+        self._media_cache[item.id] = result
+        while len(self._media_cache) > self.MEDIA_CACHE:
+            self._media_cache.popitem(last=False)
+        return result
 
     def verdict(self, unit: WorkUnit, gen: Generation, request: JudgeRequest | None) -> VerdictRecord:
         """Parse a generation into a stored verdict (choice as a response index)."""
         assert self.run is not None
         text, cfg = gen.text, self.config
-        choice, scores, parsed, span = None, None, False, None
-        if gen.error is None:
-            if cfg.mode == "pairwise":
-                v = parse_pairwise(text, len(unit.order))
-                parsed, span = v.parsed, v.span
-                choice = unit.order[v.choice] if v.parsed and v.choice is not None else None
-            elif cfg.mode == "pointwise":
-                s = parse_score(text)
-                parsed, scores, span = s.parsed, (s.score,), s.span
-                choice = unit.order[0] if s.parsed else None
-            else:
-                n_steps = len(unit.item.responses[unit.order[0]].steps) or 1
-                st = parse_step_scores(text, n_steps)
-                parsed, scores, choice, span = st.parsed, tuple(st.scores), unit.order[0], st.span
+        parsed = self.mode.parse(text, unit.item, unit.order) if gen.error is None else None
         media = dict(gen.media_sent)
+        if getattr(gen, "seed", None) is not None:
+            media["seed"] = gen.seed
         if request is not None:
             media.setdefault("images", [list(img.size) for img in request.images])
             if request.video_frames:
@@ -308,26 +276,11 @@ class JudgeSession:
                 media["frame_indices"] = self._frame_indices.get(unit.item.id, [])
         return VerdictRecord(
             run_id=self.run.id, item_id=unit.item.id, sample_idx=unit.sample_idx, order_shown=unit.order,
-            raw_output=text, choice=choice, scores=scores, parsed=parsed,
-            rationale=rationale(text, span) if text else None, tokens_in=gen.tokens_in, tokens_out=gen.tokens_out,
+            raw_output=text, choice=parsed.choice if parsed else None, scores=parsed.scores if parsed else None,
+            parsed=bool(parsed and parsed.parsed), rationale=rationale(text, parsed.span if parsed else None)
+            if text else None, tokens_in=gen.tokens_in, tokens_out=gen.tokens_out,
             latency_s=gen.latency_s, error=gen.error, media_sent=media,
         )
-
-
-def pointwise_choice(verdicts: Sequence[VerdictRecord], n: int, k: int) -> list[VerdictRecord]:
-    """Turn pointwise samples (one per response) into pairwise-like votes per sample:
-    the response with the higher score wins; equal scores give no vote."""
-    out = []
-    for j in range(k):
-        scored = {v.order_shown[0]: v.scores[0] for v in verdicts
-                  if v.sample_idx // n == j and v.parsed and v.scores and v.scores[0] is not None}
-        if len(scored) < n:
-            out.append(replace(verdicts[0], sample_idx=j, choice=None, parsed=False) if verdicts else None)
-            continue
-        best = max(scored.values())
-        winners = [r for r, s in scored.items() if s == best]
-        out.append(replace(verdicts[0], sample_idx=j, choice=winners[0] if len(winners) == 1 else None, parsed=True))
-    return [v for v in out if v is not None]
 
 
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:

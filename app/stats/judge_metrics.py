@@ -2,21 +2,21 @@
 
 Conventions (all numbers are shares in [0, 1], ``None`` where the denominator is empty):
 
-- An item's **verdict** is the majority over its parsed samples; a tie in votes, a judged tie
-  or nothing parsed leaves it **undecided** (the rule of ``judging.vote``).
-- An item is **scored** when the run stored at least one verdict for it (errors included, as
-  in ``judge_results``) and the target names a response: NaN, tie and both-bad targets are
-  excluded.
+- An item's **verdict** comes from its vote table (``app.judge.modes`` turns each mode's
+  samples into votes) decided by ``app.judge.votes.decide`` under a named convention:
+  ``official`` (a response named by more than half of all K samples, VL-RewardBench's
+  ``cal.py``) or ``plurality`` (the unique most-named response among the samples naming one).
+  No majority leaves the item **undecided**. Every figure is computed under both; the
+  top-level keys repeat the ``official`` ones and ``vote`` says so.
+- An item is **scored** when the run stored at least one verdict for it (errors included) and
+  the target names a response: NaN, tie and both-bad targets are excluded.
 - ``overall`` = correct / decided scored items: undecided excluded from the denominator
   (VL-RewardBench's scoring). ``overall_unparsed_wrong`` = correct / scored items: undecided
   counted wrong (VLMEvalKit's).
 - ``macro`` = unweighted mean of per-category accuracies over the categories that have a
   defined accuracy in that convention (listed in ``macro_categories`` and
   ``macro_unparsed_wrong_categories``).
-- Pointwise runs vote per sample: the response with the higher score wins, equal scores give no
-  vote (``judging.pointwise_choice``). That needs ``run.scores`` (items × samples, the parsed
-  score, NaN when none); without it, and for step runs, the accuracy keys are ``None`` and
-  ``note`` says why.
+- Step runs cast no preference votes: their accuracy keys are ``None`` and ``note`` says why.
 
 Keys of the returned dicts are strings so a report survives a JSON round trip unchanged.
 """
@@ -28,66 +28,31 @@ from typing import Any
 
 import numpy as np
 
+from ..judge.modes import Samples, get_mode
+from ..judge.votes import CONVENTIONS, DEFAULT_CONVENTION, ERROR, UNPARSED, decide, decide_counts, vote_counts
 from ..records import ERROR_KINDS, VIDEOREWARDBENCH_DIMENSIONS
 from .data import BOTH_BAD, TIE, RunData, StatsData
 
 K_CURVE = (1, 3, 5, 7, 9)
 
 
-def majority(choices: np.ndarray, first_k: int | None = None, both_orders: bool = False) -> np.ndarray:
-    """Item verdicts (response index, NaN = undecided) from ``choices[i, s]`` (NaN = no vote):
-    the strict plurality over the first ``first_k`` samples (``2·first_k`` columns in
-    both-orders runs, whose samples ``2j``/``2j+1`` are one sample in both orders)."""
-    c = np.asarray(choices, dtype=float)
-    if c.ndim == 1:
-        c = c[:, None]
-    if first_k is not None:
-        c = c[:, : first_k * (2 if both_orders else 1)]
-    return _decide(_vote_counts(c, cumulative=False))
+def vote_table(data: StatsData, run: RunData) -> np.ndarray | None:
+    """items × K vote samples of a run (``app.judge.votes`` codes); ``None`` for modes that
+    cast no preference votes."""
+    mode = get_mode(run.run.mode)
+    if not mode.votes_on_preference:
+        return None
+    stored = run.judged | ~np.isnan(run.first_shown) | run.parsed
+    score = run.scores if run.scores is not None else np.full(run.choices.shape, np.nan)
+    samples = Samples(stored=stored, ok=run.judged, parsed=run.parsed, choice=run.choices, score=score)
+    return mode.vote_table(samples, data.n_responses, int(run.run.k), bool(run.run.both_orders))
 
 
-def _vote_counts(c: np.ndarray, cumulative: bool) -> np.ndarray:
-    """Votes per response index: items × values, or items × samples × values counted over the
-    first s + 1 samples (so every K of the K-curve is one column, not a recount)."""
-    top = np.fmax.reduce(c, axis=None) if c.size else np.nan  # fmax skips NaN
-    values = range(0 if np.isnan(top) else int(top) + 1)
-    if not values:
-        return np.zeros((*c.shape, 0) if cumulative else (len(c), 0), dtype=np.int32)
-    if cumulative:
-        return np.stack([np.cumsum(c == v, axis=1, dtype=np.int32) for v in values], axis=2).reshape(*c.shape, -1)
-    return np.stack([(c == v).sum(axis=1, dtype=np.int32) for v in values], axis=1).reshape(len(c), -1)
-
-
-def _decide(counts: np.ndarray) -> np.ndarray:
-    """Strict plurality per row of items × values counts (column-wise: rows have few values)."""
-    out = np.full(counts.shape[0], np.nan)
-    cols = [counts[:, v] for v in range(counts.shape[1])]
-    if not cols:
-        return out
-    top = np.maximum.reduce(cols)
-    at_top = [col == top for col in cols]
-    decided = (top > 0) & (np.add.reduce(at_top, dtype=np.int32) == 1)
-    winner = np.add.reduce([v * hit for v, hit in enumerate(at_top)], dtype=np.int32)
-    out[decided] = winner[decided]
-    return out
-
-
-def sample_choices(data: StatsData, run: RunData) -> tuple[np.ndarray, bool] | None:
-    """Per-sample votes as response indices and whether columns come in order pairs; ``None``
-    for step runs and for pointwise runs without ``run.scores``."""
-    if run.run.mode == "pairwise":
-        return run.choices, bool(run.run.both_orders)
-    if run.run.mode == "pointwise":
-        scores = getattr(run, "scores", None)
-        return None if scores is None else (_pointwise_votes(run, scores, data.n_responses), False)
-    return None
-
-
-def item_verdicts(data: StatsData, run: RunData) -> np.ndarray | None:
-    """The majority verdict per item (NaN = undecided or not judged); ``None`` when the run has
-    no pairwise votes (see ``sample_choices``)."""
-    samples = sample_choices(data, run)
-    return None if samples is None else majority(samples[0], both_orders=samples[1])
+def item_verdicts(data: StatsData, run: RunData, convention: str = DEFAULT_CONVENTION) -> np.ndarray | None:
+    """The verdict per item (NaN = undecided or not judged); ``None`` when the run casts no
+    preference votes."""
+    votes = vote_table(data, run)
+    return None if votes is None else decide(votes, convention)
 
 
 def judged_items(run: RunData) -> np.ndarray:
@@ -99,15 +64,18 @@ def judged_items(run: RunData) -> np.ndarray:
 def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
                 categories: Sequence[str] = ()) -> dict[str, Any]:
     """Every accuracy figure of one run against ``target`` (default the dataset reference; an
-    adjudicated or annotator label array works too). ``categories`` adds categories to report
-    even if no item has them (n = 0, accuracy None).
+    adjudicated or annotator label array works too), under each vote convention (keys
+    ``official`` and ``plurality``; the top level repeats ``official``). ``categories`` adds
+    categories to report even if no item has them (n = 0, accuracy None).
 
     Counts: ``judged`` items with a stored verdict; ``scored`` those with a target; ``decided``
-    scored items with a majority; ``correct``; ``unparsed`` = scored − decided (nothing parsed,
-    errors, ties in votes). ``per_category[c]``: ``n`` (scored), ``accuracy`` (undecided
-    excluded), ``accuracy_unparsed_wrong``, ``unparsed``. ``k_curve[str(k)]``: accuracy
-    (undecided excluded) of the majority over the first k samples, k = 1, 3, 5, 7, 9 up to
-    the run's K. Position keys: see ``_position``; error types: see ``_per_error_type``.
+    scored items with a majority; ``correct``; ``unparsed`` = scored − decided (no majority);
+    ``samples_unparsed`` and ``samples_failed``: vote samples without a verdict in the text and
+    samples that failed (errors are not unparsed). ``per_category[c]``: ``n`` (scored),
+    ``accuracy`` (undecided excluded), ``accuracy_unparsed_wrong``, ``unparsed``.
+    ``k_curve[str(k)]``: accuracy (undecided excluded) of the vote over the first k samples
+    (2k in both-orders runs), k = 1, 3, 5, 7, 9 up to the run's K. Position keys: see
+    ``_position``; error types: see ``_per_error_type``.
     """
     target = data.ref_chosen if target is None else np.asarray(target, dtype=float)
     judged = judged_items(run)
@@ -115,36 +83,49 @@ def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
     out: dict[str, Any] = {
         "run_id": int(run.run.id), "mode": run.run.mode, "frames": run.run.frames, "k": int(run.run.k),
         "both_orders": bool(run.run.both_orders), "judged": int(judged.sum()), "scored": int(scored.sum()),
-        "note": None,
+        "note": None, "vote": DEFAULT_CONVENTION,
     }
-    samples = sample_choices(data, run)
-    if samples is None:
-        out["note"] = ("step runs score steps: no pairwise verdicts" if run.run.mode == "step"
-                       else "pointwise run without scores in the statistics data")
+    votes = vote_table(data, run)
+    if votes is None:
+        out["note"] = "step runs score steps: no preference verdicts (see the step metrics)"
         for key in ("decided", "correct", "unparsed", "overall", "overall_unparsed_wrong", "macro",
                     "macro_unparsed_wrong", "position_consistency", "position_consistency_items",
-                    "first_position_preference"):
+                    "first_position_preference", "samples_unparsed", "samples_failed"):
             out[key] = None
         out.update(macro_categories=[], macro_unparsed_wrong_categories=[], per_category={}, per_error_type={},
                    k_curve={})
+        for convention in CONVENTIONS:
+            out[convention] = None
         return out
-    choices, both = samples
-    cumulative = _vote_counts(choices, cumulative=True)
-    verdict = _decide(cumulative[:, -1]) if choices.shape[1] else np.full(len(choices), np.nan)
+    out["samples_unparsed"] = int((votes[judged] == UNPARSED).sum())
+    out["samples_failed"] = int((votes[judged] == ERROR).sum())
+    step = votes.shape[1] // max(1, int(run.run.k))  # vote columns per sample (2: both orders)
+    cumulative = vote_counts(votes, cumulative=True)
+    for convention in CONVENTIONS:
+        out[convention] = _convention_metrics(data, votes, cumulative, convention, target, scored, categories,
+                                              run, step)
+    out.update(out[DEFAULT_CONVENTION])
+    out.update(_position(run, bool(run.run.both_orders)))
+    return out
+
+
+def _convention_metrics(data, votes, cumulative, convention, target, scored, categories, run, step) -> dict[str, Any]:
+    width = votes.shape[1]
+    verdict = (decide_counts(cumulative[:, -1], convention, width) if width
+               else np.full(len(votes), np.nan))
     decided = scored & ~np.isnan(verdict)
     correct = decided & (verdict == target)
     n_scored, n_decided, n_correct = int(scored.sum()), int(decided.sum()), int(correct.sum())
-    out.update(decided=n_decided, correct=n_correct, unparsed=n_scored - n_decided,
-               overall=_share(n_correct, n_decided), overall_unparsed_wrong=_share(n_correct, n_scored))
+    out: dict[str, Any] = dict(decided=n_decided, correct=n_correct, unparsed=n_scored - n_decided,
+                               overall=_share(n_correct, n_decided), overall_unparsed_wrong=_share(n_correct, n_scored))
     out.update(_per_category(data, scored, decided, correct, categories))
     out["per_error_type"] = _per_error_type(data, scored, decided, correct)
     out["k_curve"] = {}
     for k in (k for k in K_CURVE if k <= run.run.k):
-        columns = min(k * (2 if both else 1), choices.shape[1])
-        v = _decide(cumulative[:, columns - 1]) if columns else verdict
+        columns = min(k * step, width)
+        v = decide_counts(cumulative[:, columns - 1], convention, columns) if columns else verdict
         hit = scored & (v == target)
         out["k_curve"][str(k)] = _share(hit.sum(), (scored & ~np.isnan(v)).sum())
-    out.update(_position(run, both))
     return out
 
 
@@ -177,7 +158,7 @@ def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.nd
     groups: dict[tuple, dict[int, RunData]] = {}
     for r in data.runs:
         rec = r.run
-        if rec.frames is None or rec.mode == "step":
+        if rec.frames is None or not get_mode(rec.mode).votes_on_preference:
             continue
         key = (rec.model_path, rec.mode, rec.k, bool(rec.both_orders), rec.template_hash, rec.seed,
                (rec.generation or {}).get("temperature"), (rec.generation or {}).get("max_new_tokens"))
@@ -318,7 +299,7 @@ def _position(run: RunData, both: bool) -> dict[str, Any]:
     """
     out: dict[str, Any] = {"position_consistency": None, "position_consistency_items": None,
                            "first_position_preference": None}
-    if run.run.mode != "pairwise":
+    if not get_mode(run.run.mode).shows_order:
         return out
     c, first = run.choices, run.first_shown
     picked = ~np.isnan(c) & ~np.isnan(first)
@@ -332,29 +313,3 @@ def _position(run: RunData, both: bool) -> dict[str, Any]:
         has = pair.any(axis=1)
         out["position_consistency_items"] = _share((has & (same == pair).all(axis=1)).sum(), has.sum())
     return out
-
-
-def _pointwise_votes(run: RunData, scores: np.ndarray, n_responses: np.ndarray) -> np.ndarray:
-    """items × K votes from pointwise samples ``j·n + r`` (sample j, response r): the unique
-    highest of the n scores, NaN when a score is missing or the highest is shared."""
-    k = int(run.run.k)
-    votes = np.full((len(n_responses), k), np.nan)
-    ok = run.parsed & ~np.isnan(scores)
-    for n in np.unique(n_responses):
-        if n < 2:
-            continue  # nothing to compare
-        rows = np.flatnonzero(n_responses == n)
-        s = _fit(scores[rows], k * n, np.nan).reshape(len(rows), k, n)
-        v = _fit(ok[rows], k * n, False).reshape(len(rows), k, n)
-        s = np.where(v, s, -np.inf)
-        best = s.max(axis=2, keepdims=True)
-        win = v.all(axis=2) & ((s == best).sum(axis=2) == 1)
-        votes[rows] = np.where(win, s.argmax(axis=2), np.nan)
-    return votes
-
-
-def _fit(a: np.ndarray, width: int, fill) -> np.ndarray:
-    """``a`` cut or padded with ``fill`` to ``width`` columns."""
-    if a.shape[1] >= width:
-        return a[:, :width]
-    return np.concatenate([a, np.full((a.shape[0], width - a.shape[1]), fill, dtype=a.dtype)], axis=1)

@@ -171,7 +171,6 @@ _SUMMARY_SQL = (
 
 _ANNOTATOR_ID = "(SELECT id FROM annotators WHERE name = ?)"
 # A constant subquery (SQLite evaluates it once per statement). Parameter: the run id.
-_PAIRWISE = "(SELECT mode FROM judge_runs WHERE id = ?) = 'pairwise'"
 
 
 SMALL, UNKNOWN, LARGE = 0, 1, 2
@@ -199,14 +198,14 @@ def _label_sets(f: ItemFilter) -> list[_Set]:
         unlabeled = f.status == "unlabeled"
         if f.annotator:
             sets.append(_Set(
-                f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = 'label'"
-                " AND outcome != 'cleared'", (f.annotator,),
-                f"EXISTS (SELECT 1 FROM label_current WHERE kind = 'label' AND item_id = i.id"
-                f" AND annotator_id = {_ANNOTATOR_ID} AND outcome != 'cleared')", size=LARGE, negate=unlabeled))
+                f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
+                " AND outcome != 'cleared'", (f.annotator, f.label_kind),
+                f"EXISTS (SELECT 1 FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
+                " AND item_id = i.id AND outcome != 'cleared')", size=LARGE, negate=unlabeled))
         else:
             sets.append(_Set(
-                "SELECT item_id FROM label_current WHERE kind = 'label' AND outcome != 'cleared'", (),
-                "EXISTS (SELECT 1 FROM label_current WHERE kind = 'label' AND item_id = i.id AND outcome != 'cleared')",
+                "SELECT item_id FROM label_current WHERE kind = ? AND outcome != 'cleared'", (f.label_kind,),
+                "EXISTS (SELECT 1 FROM label_current WHERE kind = ? AND item_id = i.id AND outcome != 'cleared')",
                 size=LARGE, negate=unlabeled))
     elif f.status in ("adjudicated", "not_adjudicated"):
         sets.append(_Set("SELECT item_id FROM label_current WHERE kind = 'adjudication' AND outcome != 'cleared'",
@@ -235,16 +234,15 @@ def _label_sets(f: ItemFilter) -> list[_Set]:
 
 
 def _judge_set(run: int, judge: str | None) -> _Set:
-    """Conditions on a judge run, read from ``judge_items`` (one row per judged item, derived
-    from ``verdicts`` by triggers). Only pairwise runs vote: a pointwise or step sample's
-    choice is the response it scored, so their right/wrong/unparsed/inconsistent sets are
-    empty."""
+    """Conditions on a judge run, read from ``judge_items`` (one row per judged item whose mode
+    votes, written by ``app.judge.results.record_verdicts``: the vote is decided there)."""
     if judge is None:
-        return _Set("SELECT item_id FROM judge_items WHERE run_id = ?", (run,),
-                    "EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id)", size=LARGE)
-    test = "inconsistent" if judge == "inconsistent" else f"verdict = '{judge}'"
-    return _Set(f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test} AND {_PAIRWISE}", (run, run),
-                f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test} AND {_PAIRWISE})",
+        return _Set("SELECT DISTINCT item_id FROM verdicts WHERE run_id = ?", (run,),
+                    "EXISTS (SELECT 1 FROM verdicts WHERE run_id = ? AND item_id = i.id)", size=LARGE)
+    test = {"inconsistent": "inconsistent", "failed": "failed > 0", "unparsed": "verdict = 'undecided'"}.get(
+        judge, f"verdict = '{judge}'")
+    return _Set(f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test}", (run,),
+                f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
                 size=LARGE if judge == "right" else SMALL)
 
 

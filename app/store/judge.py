@@ -30,6 +30,8 @@ class RunRecord:
     seed: int
     generation: dict[str, Any]
     status: str
+    parser: str = "lenient"
+    derived_from: int | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,7 @@ class VerdictRecord:
 
 _RUN_COLUMNS = (
     "id, uuid, created_at, backend, model_path, weights_hash, template_name, template_text, template_hash,"
-    " mode, k, both_orders, frames, seed, generation, status"
+    " mode, k, both_orders, frames, seed, generation, status, parser, derived_from"
 )
 _VERDICT_COLUMNS = (
     "run_id, item_id, sample_idx, order_shown, raw_output, choice, scores, parsed, rationale, tokens_in,"
@@ -85,13 +87,15 @@ class JudgeMixin:
 
     def create_run(self, *, backend: str, model_path: str, weights_hash: str | None, template_name: str | None,
                    template_text: str, template_hash: str, mode: str, k: int, both_orders: bool,
-                   frames: int | None, seed: int, generation: dict[str, Any]) -> RunRecord:
-        """Record a new run (status ``running``)."""
+                   frames: int | None, seed: int, generation: dict[str, Any], parser: str = "lenient",
+                   derived_from: int | None = None, status: str = "running") -> RunRecord:
+        """Record a new run (status ``running`` unless told otherwise)."""
         with self.transaction() as conn:
             run_id = conn.execute(
-                f"INSERT INTO judge_runs ({_RUN_COLUMNS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO judge_runs ({_RUN_COLUMNS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (str(uuidlib.uuid4()), utc_now(), backend, model_path, weights_hash, template_name, template_text,
-                 template_hash, mode, k, int(both_orders), frames, seed, dumps(generation), "running"),
+                 template_hash, mode, k, int(both_orders), frames, seed, dumps(generation), status, parser,
+                 derived_from),
             ).lastrowid
         return self.run(run_id)
 
@@ -142,7 +146,62 @@ class JudgeMixin:
         rows = self.query(f"SELECT {_VERDICT_COLUMNS} FROM verdicts{where} ORDER BY run_id, item_id, sample_idx", params)
         return [_verdict(r) for r in rows]
 
-    def clear_failed(self, run_id: int) -> None:
-        """Drop errored samples of a run so a resume retries them."""
+    def clear_failed(self, run_id: int) -> list[int]:
+        """Drop errored samples of a run so a resume retries them; returns the items touched
+        (whose item verdicts the caller refreshes)."""
         with self.transaction() as conn:
+            items = [r[0] for r in conn.execute(
+                "SELECT DISTINCT item_id FROM verdicts WHERE run_id = ? AND error IS NOT NULL", (run_id,))]
             conn.execute("DELETE FROM verdicts WHERE run_id = ? AND error IS NOT NULL", (run_id,))
+        return items
+
+    # -- item verdicts (decided by app.judge, stored here for the filters) -------------------
+
+    def put_item_verdicts(self, run_id: int, rows: Sequence[tuple]) -> None:
+        """Replace the ``judge_items`` rows of these items: ``(item_id, choice, verdict,
+        plurality_choice, plurality_verdict, inconsistent, unparsed, failed)``; an item whose
+        row is ``None`` after the item id (no votes) loses its row."""
+        with self.transaction() as conn:
+            conn.executemany("DELETE FROM judge_items WHERE run_id = ? AND item_id = ?",
+                             [(run_id, r[0]) for r in rows])
+            conn.executemany("INSERT INTO judge_items (run_id, item_id, choice, verdict, plurality_choice,"
+                             " plurality_verdict, inconsistent, unparsed, failed) VALUES (?,?,?,?,?,?,?,?,?)",
+                             [(run_id, *r) for r in rows if r[1:] and r[2] is not None])
+
+    def item_verdict_rows(self, run_id: int) -> dict[int, tuple]:
+        """The stored ``judge_items`` rows of a run by item id (see ``put_item_verdicts``)."""
+        rows = self.query("SELECT item_id, choice, verdict, plurality_choice, plurality_verdict, inconsistent,"
+                          " unparsed, failed FROM judge_items WHERE run_id = ?", (run_id,))
+        return {r[0]: tuple(r) for r in rows}
+
+    def item_verdicts_stale(self) -> bool:
+        """Whether ``judge_items`` predates the judge layer's vote (schema 4) and needs a rebuild."""
+        return self.meta("judge_items_stale") == "1"
+
+    def mark_item_verdicts_fresh(self) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM meta WHERE key = 'judge_items_stale'")
+
+    def items_n_responses(self, item_ids: Sequence[int] | None = None) -> dict[int, int]:
+        """Responses per item (all items, or these)."""
+        if item_ids is None:
+            return dict(self.query("SELECT id, n_responses FROM items"))
+        ids = list(item_ids)
+        out: dict[int, int] = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            out.update(self.query(f"SELECT id, n_responses FROM items WHERE id IN ({','.join('?' * len(chunk))})",
+                                  chunk))
+        return out
+
+    def ref_chosen(self, item_ids: Sequence[int] | None = None) -> dict[int, int | None]:
+        """The dataset's preferred response per item (``None``: no reference)."""
+        if item_ids is None:
+            return dict(self.query("SELECT id, ref_chosen FROM items"))
+        ids = list(item_ids)
+        out: dict[int, int | None] = {}
+        for start in range(0, len(ids), 900):
+            chunk = ids[start:start + 900]
+            out.update(self.query(f"SELECT id, ref_chosen FROM items WHERE id IN ({','.join('?' * len(chunk))})",
+                                  chunk))
+        return out

@@ -1,0 +1,168 @@
+"""The K-vote, written once: what each sample says and what an item's samples decide.
+
+A run's samples are turned (by its mode, see ``modes``) into a *vote table*: items × vote
+samples, each cell a response index, or ``TIE`` (the judge said tie / equal top scores),
+``UNPARSED`` (no verdict found in the text), ``ERROR`` (the sample failed: missing media, out of
+memory, endpoint error) or NaN (no sample stored, e.g. a cancelled run). Every reader — the judge
+CLI summary, the judge panel, the review panel, filters (``judge_items``), statistics, export —
+decides items from this table with :func:`decide`, under a named convention:
+
+``official``
+    VL-RewardBench's ``cal.py``: an item goes to the response named by **more than half of
+    all K samples** (unparsed, failed, tied and missing samples count in K); otherwise there is
+    no majority and the item is left out of the accuracy ("undecided").
+``plurality``
+    The response named most often among the samples that name one (a tie for the top count is
+    undecided). PairScope's rule before the official one was implemented.
+
+At K = 1 both give the same decision. Both-orders runs have 2K vote samples (each order of
+each of the K samples is one sample): the official majority is more than K of the 2K.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+TIE, UNPARSED, ERROR = -1.0, -2.0, -3.0
+CONVENTIONS = ("official", "plurality")
+DEFAULT_CONVENTION = "official"
+CONVENTION_HELP = {
+    "official": "strict majority of all K samples (VL-RewardBench cal.py); no majority = undecided",
+    "plurality": "most frequent among samples naming a response; a tied top count = undecided",
+}
+
+
+def check_convention(convention: str) -> str:
+    if convention not in CONVENTIONS:
+        raise ValueError(f"vote convention must be one of {', '.join(CONVENTIONS)}, got {convention!r}")
+    return convention
+
+
+def vote_counts(votes: np.ndarray, cumulative: bool = False) -> np.ndarray:
+    """Votes per response index: items × responses, or (``cumulative``) items × samples ×
+    responses counted over the first s + 1 samples, so every K of a K-curve is one slice."""
+    v = np.asarray(votes, dtype=float)
+    top = np.fmax.reduce(v, axis=None) if v.size else np.nan
+    n = 0 if np.isnan(top) or top < 0 else int(top) + 1
+    if cumulative:
+        if not n:
+            return np.zeros((*v.shape, 0), dtype=np.int32)
+        return np.stack([np.cumsum(v == r, axis=1, dtype=np.int32) for r in range(n)], axis=2)
+    if not n:
+        return np.zeros((len(v), 0), dtype=np.int32)
+    return np.stack([(v == r).sum(axis=1, dtype=np.int32) for r in range(n)], axis=1)
+
+
+def decide_counts(counts: np.ndarray, convention: str, planned: int) -> np.ndarray:
+    """Item decisions (response index, NaN = undecided) from items × responses vote counts;
+    ``planned`` is K, the number of vote samples the official majority is taken of."""
+    check_convention(convention)
+    out = np.full(counts.shape[0], np.nan)
+    if counts.shape[1] == 0:
+        return out
+    top = counts.max(axis=1)
+    winner = counts.argmax(axis=1)
+    if convention == "official":
+        decided = 2 * top > planned
+    else:
+        decided = (top > 0) & ((counts == top[:, None]).sum(axis=1) == 1)
+    out[decided] = winner[decided]
+    return out
+
+
+def decide(votes: np.ndarray, convention: str, planned: int | None = None) -> np.ndarray:
+    """Item decisions from a vote table (``planned`` defaults to its number of columns)."""
+    v = np.atleast_2d(np.asarray(votes, dtype=float))
+    return decide_counts(vote_counts(v), convention, v.shape[1] if planned is None else planned)
+
+
+def order_consistency(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both-orders runs: ``(pair judged, pair agrees)`` per sample pair (columns 2j, 2j+1).
+    A pair is judged when both orders gave a verdict (a response or a tie); two ties agree."""
+    v = np.atleast_2d(np.asarray(votes, dtype=float))
+    s = v.shape[1] // 2 * 2
+    a, b = v[:, 0:s:2], v[:, 1:s:2]
+    said = lambda x: ~np.isnan(x) & ((x >= 0) | (x == TIE))  # noqa: E731
+    judged = said(a) & said(b)
+    return judged, judged & (a == b)
+
+
+def item_consistency(votes: np.ndarray) -> np.ndarray:
+    """Per item: 1.0 when every judged order pair agrees, 0.0 when one disagrees, NaN when no
+    pair was judged."""
+    judged, same = order_consistency(votes)
+    out = np.full(judged.shape[0], np.nan)
+    has = judged.any(axis=1)
+    out[has] = (same == judged).all(axis=1)[has]
+    return out
+
+
+@dataclass(frozen=True)
+class ItemVerdict:
+    """A run's verdict on one item, under both conventions. ``votes`` are the item's row of the
+    vote table; ``errors`` the reasons of its failed samples."""
+
+    item_id: int
+    votes: tuple[float, ...]
+    official: int | None
+    plurality: int | None
+    consistent: bool | None = None
+    errors: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def from_votes(cls, item_id: int, votes, both_orders: bool, errors=()) -> ItemVerdict:
+        row = np.asarray(votes, dtype=float).reshape(1, -1)
+        official, plurality = (decide(row, c)[0] for c in ("official", "plurality"))
+        consistent = item_consistency(row)[0] if both_orders else np.nan
+        return cls(item_id, tuple(float(x) for x in row[0]), _int(official), _int(plurality),
+                   None if np.isnan(consistent) else bool(consistent), tuple(errors))
+
+    def choice(self, convention: str = DEFAULT_CONVENTION) -> int | None:
+        return self.official if check_convention(convention) == "official" else self.plurality
+
+    @property
+    def planned(self) -> int:
+        return len(self.votes)
+
+    @property
+    def counts(self) -> dict[int, int]:
+        """Votes per response index."""
+        out: dict[int, int] = {}
+        for v in self.votes:
+            if v >= 0:
+                out[int(v)] = out.get(int(v), 0) + 1
+        return out
+
+    def _count(self, code: float) -> int:
+        return sum(1 for v in self.votes if v == code)
+
+    @property
+    def ties(self) -> int:
+        return self._count(TIE)
+
+    @property
+    def unparsed(self) -> int:
+        return self._count(UNPARSED)
+
+    @property
+    def failed(self) -> int:
+        return self._count(ERROR)
+
+    @property
+    def missing(self) -> int:
+        return sum(1 for v in self.votes if np.isnan(v))
+
+    def outcome(self, reference: int | None, convention: str = DEFAULT_CONVENTION) -> str:
+        """``right``/``wrong`` against the reference, ``undecided`` (no majority), ``unscored``."""
+        choice = self.choice(convention)
+        if choice is None:
+            return "undecided"
+        if reference is None:
+            return "unscored"
+        return "right" if choice == reference else "wrong"
+
+
+def _int(x: float) -> int | None:
+    return None if np.isnan(x) else int(x)
