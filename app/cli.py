@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from . import __version__
+from pairscope.models.parsing import PARSERS
+
 from .judge.modes import MODES
 from .store import SchemaError, Store
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 # The window's start-up path imports none of the formats, the importer or the demo: each
 # command imports what it needs (start-up time is measured in bench/annotation_bench.py).
 
-SUBCOMMANDS = ("import", "info", "demo", "judge", "stats", "export", "pack", "merge")
+SUBCOMMANDS = ("import", "info", "demo", "judge", "import-verdicts", "reparse", "stats", "export", "pack", "merge")
 
 
 def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -67,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="transformers", help="judge backend (default: transformers)")
     p.add_argument("--mode", choices=tuple(MODES), default="pairwise")
     p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
+    p.add_argument("--parser", choices=PARSERS, default="lenient",
+                   help="verdict parser: lenient (every common verdict form) or strict (only the template's"
+                        " exact verdict line, as the official scripts)")
     p.add_argument("--new-run", action="store_true",
                    help="start a new run even if one with the same model and protocol exists (default: resume it)")
     p.add_argument("--both-orders", action="store_true", help="judge every sample in both answer orders")
@@ -78,6 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-new-tokens", type=int, default=512)
     p.add_argument("--temperature", type=float, default=0.0)
     p.add_argument("--device", default="auto")
+
+    p = sub.add_parser("import-verdicts", help="make a judge run from verdicts or scores produced elsewhere (JSONL)")
+    p.add_argument("path", type=Path, help="JSONL: item, sample, order, and output | choice | scores per line")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--name", required=True, help="the judge's name (shown as the run's model)")
+    p.add_argument("--k", type=int, help="samples per item the official majority is taken of (default: the most given)")
+    p.add_argument("--parser", choices=PARSERS, default="lenient", help="parser for 'output' rows")
+
+    p = sub.add_parser("reparse", help="read a run's stored raw outputs with another parser, as a new run")
+    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--run", type=int, required=True)
+    p.add_argument("--parser", choices=PARSERS, required=True)
 
     p = sub.add_parser("stats", help="agreement, judge accuracy and length bias")
     p.add_argument("--db", type=Path, required=True)
@@ -207,6 +224,32 @@ def cmd_judge(args) -> int:
     return run_judge(args)
 
 
+def cmd_import_verdicts(args) -> int:
+    from .judge.derived import VerdictFileError, import_verdicts
+    from .judge.results import summarize
+
+    with Store.open(args.db) as store:
+        try:
+            run = import_verdicts(store, args.path, args.name, k=args.k, parser=args.parser)
+        except VerdictFileError as exc:
+            print(f"error: nothing imported.\n{exc}", file=sys.stderr)
+            return 1
+        print(f"imported run {run.id} ({run.mode}, k={run.k}, parser {run.parser}) from {args.path}", file=sys.stderr)
+        print(summarize(store, run).line())
+    return 0
+
+
+def cmd_reparse(args) -> int:
+    from .judge.derived import reparse
+    from .judge.results import summarize
+
+    with Store.open(args.db) as store:
+        run = reparse(store, args.run, args.parser)
+        print(f"run {run.id}: run {args.run} reparsed with the {run.parser} parser", file=sys.stderr)
+        print(summarize(store, run).line())
+    return 0
+
+
 def cmd_stats(args) -> int:
     from .stats.report import compute_stats, summary_text, write_report
 
@@ -264,7 +307,8 @@ def cmd_merge(args) -> int:
     return 0
 
 
-COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge, "stats": cmd_stats,
+COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge,
+            "import-verdicts": cmd_import_verdicts, "reparse": cmd_reparse, "stats": cmd_stats,
             "export": cmd_export, "pack": cmd_pack, "merge": cmd_merge}
 
 

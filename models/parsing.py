@@ -415,3 +415,94 @@ def rationale(text: str, span: tuple[int, int] | None = None) -> str:
                 span = verdict.span
                 break
     return (text[: span[0]] if span else text).strip()
+
+
+# --- strict profile: only the template's exact verdict line ----------------------------------
+
+#: Verdict parser profiles. ``lenient`` reads every convention above; ``strict`` accepts only
+#: the bundled templates' exact last line(s), as the official benchmark scripts do.
+PARSERS = ("lenient", "strict")
+
+_STRICT_PAIRWISE = re.compile(r"Overall Judgment: (?:Answer (?P<n>[1-9]\d*) is better|(?P<tie>Tie))")
+_STRICT_SCORE = re.compile(r"Score: (?P<v>\d+)/(?P<den>\d+)")
+_STRICT_STEP = re.compile(r"Step (?P<k>\d+): (?P<v>\d+)")
+
+
+def _last_lines(text: str, n: int) -> list[tuple[int, int]]:
+    """Spans of the last ``n`` non-empty lines (stripped), oldest first; fewer if there are fewer."""
+    spans, end = [], len(text)
+    while len(spans) < n and end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        if line.strip():
+            lead = len(line) - len(line.lstrip())
+            spans.append((start + lead, start + len(line.rstrip())))
+        end = start - 1
+    return spans[::-1]
+
+
+def parse_pairwise_strict(text: str, n_answers: int = 2) -> PairwiseVerdict:
+    """Only a last line reading exactly ``Overall Judgment: Answer X is better`` or
+    ``Overall Judgment: Tie`` (the bundled template's form) counts."""
+    lines = _last_lines(text or "", 1)
+    if not lines:
+        return PairwiseVerdict(None, False, False, "empty output", None)
+    span = lines[0]
+    m = _STRICT_PAIRWISE.fullmatch(text[span[0]:span[1]])
+    if m is None:
+        return PairwiseVerdict(None, False, False, "last line is not the template's verdict line", None)
+    if m.group("tie"):
+        return PairwiseVerdict(None, True, True, "tie", span)
+    n = int(m.group("n"))
+    if n > n_answers:
+        return PairwiseVerdict(None, False, False, f"answer {n} out of range for {n_answers} answers", span)
+    return PairwiseVerdict(n - 1, False, True, "verdict line", span)
+
+
+def parse_score_strict(text: str, scale: int = 10, *, minimum: int = 1) -> ScoreVerdict:
+    """Only a last line reading exactly ``Score: N/10`` counts."""
+    lines = _last_lines(text or "", 1)
+    if not lines:
+        return ScoreVerdict(None, False, "empty output", None)
+    span = lines[0]
+    m = _STRICT_SCORE.fullmatch(text[span[0]:span[1]])
+    if m is None or int(m.group("den")) != scale:
+        return ScoreVerdict(None, False, f"last line is not 'Score: N/{scale}'", None)
+    value = int(m.group("v"))
+    if not minimum <= value <= scale:
+        return ScoreVerdict(None, False, f"score {value} out of range {minimum}–{scale}", span)
+    return ScoreVerdict(float(value), True, "score line", span)
+
+
+def parse_step_scores_strict(text: str, n_steps: int, scale: int = 5) -> StepVerdict:
+    """Only when the last ``n_steps`` lines read exactly ``Step 1: s`` … ``Step n: s`` in order."""
+    empty = (None,) * n_steps
+    lines = _last_lines(text or "", n_steps)
+    if len(lines) < n_steps:
+        return StepVerdict(empty, False, f"fewer than {n_steps} lines")
+    scores: list[int | None] = []
+    for k, (start, end) in enumerate(lines, start=1):
+        m = _STRICT_STEP.fullmatch(text[start:end])
+        if m is None or int(m.group("k")) != k or not 1 <= int(m.group("v")) <= scale:
+            return StepVerdict(empty, False, f"line {k} of the last {n_steps} is not 'Step {k}: s'")
+        scores.append(int(m.group("v")))
+    return StepVerdict(tuple(scores), True, "step lines", (lines[0][0], lines[-1][1]))
+
+
+def pairwise_parser(profile: str):
+    """The pairwise parser of a profile (see ``PARSERS``)."""
+    return {"lenient": parse_pairwise, "strict": parse_pairwise_strict}[_profile(profile)]
+
+
+def score_parser(profile: str):
+    return {"lenient": parse_score, "strict": parse_score_strict}[_profile(profile)]
+
+
+def step_parser(profile: str):
+    return {"lenient": parse_step_scores, "strict": parse_step_scores_strict}[_profile(profile)]
+
+
+def _profile(profile: str) -> str:
+    if profile not in PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {profile!r}")
+    return profile

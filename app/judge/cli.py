@@ -24,7 +24,8 @@ def progress_line(state: RunProgress, width: int = 30) -> str:
 def run_judge(args) -> int:
     config = JudgeConfig(mode=args.mode, k=args.k, both_orders=args.both_orders, frames=args.frames,
                          seed=args.seed, template=args.template, max_new_tokens=args.max_new_tokens,
-                         temperature=args.temperature, batch_size=args.batch_size)
+                         temperature=args.temperature, batch_size=args.batch_size,
+                         parser=getattr(args, "parser", "lenient"))
     with Store.open(args.db) as store:
         try:
             backend = create_backend(args.backend, model_path=args.model, device=args.device,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from pairscope.models.parsing import parse_pairwise, parse_score, parse_step_scores
+from pairscope.models.parsing import pairwise_parser, score_parser, step_parser
 from pairscope.models.prompts import PromptTemplate, render_pairwise, render_pointwise, render_steps
 
 from .votes import ERROR, TIE, UNPARSED, ItemVerdict
@@ -86,7 +86,8 @@ class JudgingMode:
     def render(self, template: PromptTemplate, item: Item, order: tuple[int, ...]) -> str:
         raise NotImplementedError
 
-    def parse(self, text: str, item: Item, order: tuple[int, ...]) -> Parsed:
+    def parse(self, text: str, item: Item, order: tuple[int, ...], parser: str = "lenient") -> Parsed:
+        """What ``text`` says, read by the ``parser`` profile (``lenient`` or ``strict``)."""
         raise NotImplementedError
 
     def planned_votes(self, k: int, both_orders: bool) -> int:
@@ -119,11 +120,11 @@ class JudgingMode:
     def _reading(self, verdict: VerdictRecord, screen) -> str:
         raise NotImplementedError
 
-    def decisive_span(self, verdict: VerdictRecord, item: Item) -> tuple[int, int] | None:
+    def decisive_span(self, verdict: VerdictRecord, item: Item, parser: str = "lenient") -> tuple[int, int] | None:
         """Characters of the raw output that decided the sample (highlighted in review)."""
         if not verdict.raw_output or verdict.error:
             return None
-        return self.parse(verdict.raw_output, item, verdict.order_shown).span
+        return self.parse(verdict.raw_output, item, verdict.order_shown, parser).span
 
 
 class Pairwise(JudgingMode):
@@ -148,8 +149,8 @@ class Pairwise(JudgingMode):
     def render(self, template, item, order):
         return render_pairwise(template, item.prompt, [item.responses[i].text for i in order])
 
-    def parse(self, text, item, order):
-        v = parse_pairwise(text, len(order))
+    def parse(self, text, item, order, parser="lenient"):
+        v = pairwise_parser(parser)(text, len(order))
         choice = order[v.choice] if v.parsed and v.choice is not None else None
         return Parsed(v.parsed, choice, None, v.span)
 
@@ -179,8 +180,8 @@ class Pointwise(JudgingMode):
     def render(self, template, item, order):
         return render_pointwise(template, item.prompt, item.responses[order[0]].text)
 
-    def parse(self, text, item, order):
-        s = parse_score(text)
+    def parse(self, text, item, order, parser="lenient"):
+        s = score_parser(parser)(text)
         return Parsed(s.parsed, order[0] if s.parsed else None, (s.score,), s.span)
 
     def vote_table(self, samples, n_responses, k, both_orders):
@@ -223,8 +224,8 @@ class Step(JudgingMode):
         response = item.responses[order[0]]
         return render_steps(template, item.prompt, [s.text for s in response.steps] or [response.text])
 
-    def parse(self, text, item, order):
-        st = parse_step_scores(text, len(item.responses[order[0]].steps) or 1)
+    def parse(self, text, item, order, parser="lenient"):
+        st = step_parser(parser)(text, len(item.responses[order[0]].steps) or 1)
         return Parsed(st.parsed, order[0], tuple(st.scores), st.span)
 
     def _reading(self, verdict, screen):

@@ -54,13 +54,14 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
     lines = [LabelLine(label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at)
              for label in current]
     verdicts = []
-    modes: dict[int, JudgingMode] = {}
+    modes: dict[int, tuple[JudgingMode, str]] = {}
     for v in store.verdicts(item_id=item.id):
         if v.run_id not in modes:
-            modes[v.run_id] = get_mode(store.run(v.run_id).mode)
-        mode = modes[v.run_id]
+            run = store.run(v.run_id)
+            modes[v.run_id] = (get_mode(run.mode), run.parser)
+        mode, parser = modes[v.run_id]
         choice = mode.sample_reading(v, screen)
-        span = mode.decisive_span(v, item)
+        span = mode.decisive_span(v, item, parser)
         verdicts.append(VerdictLine(v.run_id, v.sample_idx, ", ".join(screen(i) for i in v.order_shown), choice,
                                     v.raw_output or "", span))
     return ReviewData(item.id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))

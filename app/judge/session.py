@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence
 
 from pairscope.models.base import Generation, JudgeBackend, JudgeRequest
-from pairscope.models.parsing import rationale
+from pairscope.models.parsing import PARSERS, rationale
 from pairscope.models.prompts import PromptTemplate, load_template
 
 from ..media import MediaError, open_image, sample_frames
@@ -41,9 +41,12 @@ class JudgeConfig:
     max_new_tokens: int = 512
     temperature: float = 0.0
     batch_size: int = 8
+    parser: str = "lenient"  # verdict parser profile: lenient or strict (models.parsing.PARSERS)
 
     def __post_init__(self) -> None:
         get_mode(self.mode)
+        if self.parser not in PARSERS:
+            raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {self.parser!r}")
         if self.k < 1 or self.frames < 1 or self.batch_size < 1:
             raise ValueError("k, frames and batch size must be at least 1")
 
@@ -109,7 +112,7 @@ class JudgeSession:
         return dict(backend=info.get("backend", self.backend.name), model_path=str(info.get("model_path", "")),
                     weights_hash=info.get("weights_hash"), template_hash=self.template.sha256, mode=self.config.mode,
                     k=self.config.k, both_orders=self.config.both_orders,
-                    frames=self.config.frames, seed=self.config.seed)
+                    frames=self.config.frames, seed=self.config.seed, parser=self.config.parser)
 
     def matching_run(self) -> RunRecord | None:
         """The latest run with this model (weights fingerprint included), template and protocol."""
@@ -264,7 +267,7 @@ class JudgeSession:
         """Parse a generation into a stored verdict (choice as a response index)."""
         assert self.run is not None
         text, cfg = gen.text, self.config
-        parsed = self.mode.parse(text, unit.item, unit.order) if gen.error is None else None
+        parsed = self.mode.parse(text, unit.item, unit.order, cfg.parser) if gen.error is None else None
         media = dict(gen.media_sent)
         if getattr(gen, "seed", None) is not None:
             media["seed"] = gen.seed

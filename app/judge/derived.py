@@ -1,0 +1,170 @@
+"""Runs made from other runs or from elsewhere: ``reparse`` (the stored raw outputs read by
+another parser profile) and ``import_verdicts`` (an API judge's or a reward model's output
+file). Both write a new run through the one write path; the source run is never edited.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import orjson
+
+from pairscope.models.parsing import PARSERS, pairwise_parser, rationale
+
+from ..store import RunRecord, Store, VerdictRecord
+from .modes import get_mode
+from .results import record_verdicts
+
+MAX_PROBLEMS = 20
+
+
+class VerdictFileError(ValueError):
+    """A verdict file that cannot become a run; ``problems`` are ``file:line: message`` lines."""
+
+    def __init__(self, problems: list[str], total: int):
+        self.problems = problems
+        more = f"\n… and {total - len(problems)} more" if total > len(problems) else ""
+        super().__init__("\n".join(problems) + more)
+
+
+def reparse(store: Store, run_id: int, parser: str) -> RunRecord:
+    """A new run (``derived_from`` = ``run_id``) whose samples are the source run's raw outputs
+    read with the ``parser`` profile; failed samples stay failed."""
+    if parser not in PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {parser!r}")
+    src = store.run(run_id)
+    mode = get_mode(src.mode)
+    with store.transaction():
+        new = store.create_run(backend=src.backend, model_path=src.model_path, weights_hash=src.weights_hash,
+                               template_name=src.template_name, template_text=src.template_text,
+                               template_hash=src.template_hash, mode=src.mode, k=src.k, both_orders=src.both_orders,
+                               frames=src.frames, seed=src.seed, generation=src.generation, parser=parser,
+                               derived_from=src.id, status="done")
+        items: dict[int, object] = {}
+        out = []
+        for v in store.verdicts(src.id):
+            if v.error is not None:
+                out.append(replace(v, run_id=new.id, created_at=None))
+                continue
+            item = items.get(v.item_id) or items.setdefault(v.item_id, store.get_item(v.item_id))
+            text = v.raw_output or ""
+            p = mode.parse(text, item, v.order_shown, parser)
+            out.append(replace(v, run_id=new.id, choice=p.choice, scores=p.scores, parsed=p.parsed,
+                               rationale=rationale(text, p.span) if text else None, created_at=None))
+        record_verdicts(store, new, out)
+    return store.run(new.id)
+
+
+def import_verdicts(store: Store, path: str | Path, name: str, *, k: int | None = None,
+                    parser: str = "lenient") -> RunRecord:
+    """A run from a JSONL file of verdicts made elsewhere (format: docs/JUDGE.md). Every row is
+    checked first; any problem raises :class:`VerdictFileError` and nothing is written."""
+    if parser not in PARSERS:
+        raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {parser!r}")
+    path = Path(path)
+    data = path.read_bytes()
+    problems: list[str] = []
+    rows: list[tuple[int, dict]] = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            problems.append(f"{path}:{number}: not valid JSON ({exc})")
+            continue
+        if not isinstance(row, dict):
+            problems.append(f"{path}:{number}: expected a JSON object")
+            continue
+        rows.append((number, row))
+    kinds = {kind for _, row in rows for kind in ("output", "choice", "scores") if kind in row}
+    if "scores" in kinds and len(kinds) > 1:
+        problems.append(f"{path}: mixes 'scores' rows with 'output'/'choice' rows; one file is one run")
+    mode = "pointwise" if kinds == {"scores"} else "pairwise"
+    read = pairwise_parser(parser)
+    verdicts: list[VerdictRecord] = []
+    seen: dict[tuple[int, int], int] = {}
+    samples: dict[int, int] = {}
+    for number, row in rows:
+        where = f"{path}:{number}"
+        ext = row.get("item")
+        item_id = store.item_id(str(ext)) if isinstance(ext, (str, int)) and not isinstance(ext, bool) else None
+        if item_id is None:
+            problems.append(f"{where}: no item {_show(ext)} in the project")
+            continue
+        n = store.items_n_responses([item_id])[item_id]
+        sample = row.get("sample", 0)
+        if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+            problems.append(f"{where} [{_show(ext)}]: 'sample' must be a whole number ≥ 0, got {_show(sample)}")
+            continue
+        if (item_id, sample) in seen:
+            problems.append(f"{where} [{_show(ext)}]: sample {sample} already given on line {seen[item_id, sample]}")
+            continue
+        seen[item_id, sample] = number
+        samples[item_id] = max(samples.get(item_id, 0), sample + 1)
+        order = row.get("order", list(range(n)))
+        if (not isinstance(order, list) or sorted(order) != list(range(n))
+                or any(isinstance(i, bool) for i in order)):
+            problems.append(f"{where} [{_show(ext)}]: 'order' must list the {n} response indices once each")
+            continue
+        order = tuple(order)
+        present = [key for key in ("output", "choice", "scores") if key in row]
+        if len(present) != 1:
+            problems.append(f"{where} [{_show(ext)}]: give exactly one of 'output', 'choice' or 'scores'")
+            continue
+        base = dict(run_id=0, item_id=item_id, order_shown=order, raw_output=None, choice=None, scores=None,
+                    parsed=False, rationale=None)
+        if "output" in row:
+            text = row["output"]
+            if not isinstance(text, str):
+                problems.append(f"{where} [{_show(ext)}]: 'output' must be text")
+                continue
+            v = read(text, len(order))
+            choice = order[v.choice] if v.parsed and v.choice is not None else None
+            verdicts.append(VerdictRecord(sample_idx=sample, **{**base, "raw_output": text, "choice": choice,
+                                                                "parsed": v.parsed,
+                                                                "rationale": rationale(text, v.span)}))
+        elif "choice" in row:
+            choice = row["choice"]
+            if choice is None:
+                verdicts.append(VerdictRecord(sample_idx=sample, **base))
+            elif choice == "tie":
+                verdicts.append(VerdictRecord(sample_idx=sample, **{**base, "parsed": True}))
+            elif isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < n:
+                verdicts.append(VerdictRecord(sample_idx=sample, **{**base, "choice": choice, "parsed": True}))
+            else:
+                problems.append(f"{where} [{_show(ext)}]: 'choice' must be a response index 0–{n - 1}, \"tie\" or null")
+        else:
+            scores = row["scores"]
+            if (not isinstance(scores, list) or len(scores) != n
+                    or not all(_number(s) or s is None for s in scores)):
+                problems.append(f"{where} [{_show(ext)}]: 'scores' must hold {n} numbers (or null), one per response")
+                continue
+            for r, s in enumerate(scores):
+                verdicts.append(VerdictRecord(sample_idx=sample * n + r, **{
+                    **base, "order_shown": (r,), "choice": r, "scores": (None if s is None else float(s),),
+                    "parsed": s is not None}))
+    if not rows and not problems:
+        problems.append(f"{path}: no verdict rows")
+    if problems:
+        raise VerdictFileError(problems[:MAX_PROBLEMS], len(problems))
+    k = k or max(samples.values())
+    with store.transaction():
+        run = store.create_run(backend="import", model_path=name, weights_hash=None, template_name=None,
+                               template_text="", template_hash="sha256:" + hashlib.sha256(data).hexdigest(),
+                               mode=mode, k=k, both_orders=False, frames=None, seed=0,
+                               generation={"source": str(path)}, parser=parser, status="done")
+        record_verdicts(store, run, [replace(v, run_id=run.id) for v in verdicts])
+    return store.run(run.id)
+
+
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"

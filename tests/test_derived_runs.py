@@ -1,0 +1,138 @@
+"""Parser profiles, reparsing a stored run, and runs imported from verdicts made elsewhere."""
+
+from __future__ import annotations
+
+import json
+
+import fake_backend  # noqa: F401  (registers the "fake" backend)
+import pytest
+from fake_backend import FakeBackend
+from pairscope.app.cli import main
+from pairscope.app.judge.derived import VerdictFileError, import_verdicts, reparse
+from pairscope.app.judge.results import item_verdicts, summarize
+from pairscope.app.judge.session import JudgeConfig, JudgeSession
+from pairscope.app.records import Item, ItemFilter, Reference, Response
+from pairscope.models.parsing import parse_pairwise_strict, parse_score_strict, parse_step_scores_strict
+
+
+def pair(i):
+    return Item(ext_id=f"q{i}", prompt=f"question {i}", responses=(Response(0, "GOOD"), Response(1, "BAD")),
+                reference=Reference(ranking=(0, 1)))
+
+
+@pytest.fixture
+def project(store):
+    store.add_items([pair(i) for i in range(6)])
+    return store
+
+
+def ids(store):
+    return [s.id for s in store.item_summaries(0, 100)]
+
+
+def test_strict_accepts_only_the_template_line():
+    assert parse_pairwise_strict("Reasons.\nOverall Judgment: Answer 2 is better\n").choice == 1
+    assert parse_pairwise_strict("Reasons.\nOverall Judgment: Tie").tie
+    for loose in ("**Overall Judgment: Answer 2 is better**", "Answer 2 is better.", "[[B]]",
+                  "Overall Judgment: Answer 2 is better\nThanks!", "overall judgment: answer 2 is better"):
+        assert not parse_pairwise_strict(loose).parsed, loose
+    assert not parse_pairwise_strict("Overall Judgment: Answer 3 is better", 2).parsed
+    assert parse_score_strict("ok\nScore: 7/10").score == 7 and not parse_score_strict("Score: 7 / 10").parsed
+    assert parse_step_scores_strict("Step 1: 4\nStep 2: 1", 2).scores == (4, 1)
+    assert not parse_step_scores_strict("Step 2: 4\nStep 1: 1", 2).parsed
+
+
+def test_reparse_writes_a_new_run_and_keeps_the_old(project):
+    outputs = {0: "**Overall Judgment: Answer {p} is better**", 1: "Overall Judgment: Answer {p} is better"}
+
+    calls = []
+
+    def script(request):
+        calls.append(1)
+        position = 1 if request.prompt.find("GOOD") < request.prompt.find("BAD") else 2
+        return "Why.\n" + outputs[len(calls) % 2].format(p=position)
+
+    session = JudgeSession(project, FakeBackend(script=script), JudgeConfig(batch_size=1))
+    session.judge(ids(project))
+    lenient = project.run(session.run.id)
+    assert lenient.parser == "lenient"
+    before = project.verdicts(lenient.id)
+    strict = reparse(project, lenient.id, "strict")
+    assert strict.parser == "strict" and strict.derived_from == lenient.id and strict.id != lenient.id
+    assert project.verdicts(lenient.id) == before  # the source run is never edited
+    assert summarize(project, lenient).conventions["official"].decided == 6
+    assert summarize(project, strict).conventions["official"].decided == 3  # markdown lines no longer count
+    undecided = ItemFilter(judge_run=strict.id, judge="undecided")
+    assert len(project.item_summaries(0, 100, filter=undecided)) == 3
+
+
+def test_judge_with_the_strict_parser_is_recorded_and_a_separate_run(project):
+    cfg = JudgeConfig(parser="strict")
+    session = JudgeSession(project, FakeBackend(), cfg)
+    session.judge(ids(project))
+    assert project.run(session.run.id).parser == "strict"
+    other = JudgeSession(project, FakeBackend(), JudgeConfig())
+    assert other.start().id != session.run.id
+
+
+def write(tmp_path, rows, name="verdicts.jsonl"):
+    path = tmp_path / name
+    path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def test_import_verdicts_from_outputs_choices_and_orders(project, tmp_path):
+    rows = [
+        {"item": "q0", "sample": 0, "order": [1, 0], "output": "Overall Judgment: Answer 2 is better"},  # → 0
+        {"item": "q0", "sample": 1, "choice": 0},
+        {"item": "q0", "sample": 2, "choice": "tie"},
+        {"item": "q1", "sample": 0, "choice": 1},
+        {"item": "q1", "sample": 1, "choice": None},
+        {"item": "q2", "output": "I cannot tell."},
+    ]
+    run = import_verdicts(project, write(tmp_path, rows), "gpt-judge", k=3)
+    assert (run.mode, run.k, run.model_path, run.backend, run.status) == ("pairwise", 3, "gpt-judge", "import", "done")
+    verdicts = item_verdicts(project, run)
+    q0, q1, q2 = (project.item_id(f"q{i}") for i in range(3))
+    assert verdicts[q0].choice("official") == 0  # 2 of K = 3: the mapped output and the choice
+    assert verdicts[q1].choice("official") is None and verdicts[q1].choice("plurality") == 1
+    assert verdicts[q2].unparsed == 1
+    summary = summarize(project, run)
+    assert summary.conventions["official"].correct == 1 and summary.ties == 1
+
+
+def test_import_scores_from_a_reward_model(project, tmp_path):
+    rows = [{"item": f"q{i}", "scores": [0.9, 0.1] if i < 4 else [0.2, 0.7]} for i in range(6)]
+    run = import_verdicts(project, write(tmp_path, rows), "rm")
+    assert run.mode == "pointwise" and run.k == 1
+    assert summarize(project, run).conventions["official"].accuracy == pytest.approx(4 / 6)
+
+
+def test_bad_rows_name_file_and_line_and_nothing_is_written(project, tmp_path):
+    rows = [{"item": "q0", "choice": 0}, "{not json", {"item": "nope", "choice": 0},
+            {"item": "q1", "choice": 5}, {"item": "q0", "choice": 1}, {"item": "q2", "order": [0, 0], "choice": 0},
+            {"item": "q3", "choice": 0, "output": "x"}, {"item": "q4", "scores": [1]}]
+    path = write(tmp_path, rows)
+    with pytest.raises(VerdictFileError) as err:
+        import_verdicts(project, path, "bad")
+    text = str(err.value)
+    for line, words in ((2, "not valid JSON"), (3, "no item 'nope'"), (4, "'choice' must be"),
+                        (5, "already given on line 1"), (6, "'order'"), (7, "exactly one of"), (8, "one file is one run")):
+        assert words in text, (line, words)
+    assert f"{path}:2:" in text and f"{path}:5 [" in text
+    assert project.runs() == []
+
+
+def test_cli_import_verdicts_and_reparse(project, tmp_path, capsys):
+    path = write(tmp_path, [{"item": f"q{i}", "output": "Overall Judgment: Answer 1 is better"} for i in range(6)])
+    project.close()
+    assert main(["import-verdicts", str(path), "--db", str(project.path), "--name", "api"]) == 0
+    out, err = capsys.readouterr()
+    assert "imported run 1" in err and "official vote 100.0%" in out
+    assert main(["reparse", "--db", str(project.path), "--run", "1", "--parser", "strict"]) == 0
+    out, err = capsys.readouterr()
+    assert "run 2: run 1 reparsed with the strict parser" in err
+    bad = write(tmp_path, [{"item": "zz", "choice": 0}], "bad.jsonl")
+    assert main(["import-verdicts", str(bad), "--db", str(project.path), "--name", "x"]) == 1
+    err = capsys.readouterr().err
+    assert "nothing imported" in err and f"{bad}:1: no item 'zz'" in err
