@@ -38,7 +38,7 @@ def test_cli_judges_images_and_video_with_a_tiny_qwen2_vl(qwen, demo, capsys):
                  "--frames", "4", "--max-new-tokens", "12", "--batch-size", "4"])
     assert code == 0
     out = capsys.readouterr().out
-    assert "44 items judged" in out and "unparsed counted wrong" in out
+    assert "44 items judged" in out and "undecided counted wrong" in out
     with Store.open(demo) as store:
         run = store.runs()[-1]
         assert (run.mode, run.k, run.both_orders, run.frames, run.status) == ("pairwise", 2, True, 4, "done")

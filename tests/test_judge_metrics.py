@@ -56,6 +56,55 @@ def stats(categories, ref, tags=None, runs=(), n_responses=None, words=None):
                      np.ones((n, 2)) if words is None else np.asarray(words, float), [], {}, list(runs))
 
 
+def strip(figures: dict) -> dict:
+    """A figure without its confidence intervals (tested on their own below)."""
+    return {k: v for k, v in figures.items() if k not in ("ci", "ci_unparsed_wrong")}
+
+
+def wilson_reference(k, n, z=1.959963984540054):
+    """Wilson score interval written out (Wilson 1927)."""
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    return centre - half, centre + half
+
+
+def test_every_accuracy_has_a_wilson_interval_beside_its_n():
+    run = run_from(record(k=3), SAMPLES)
+    m = run_metrics(stats(CATS, REF, TAGS, [run]), run)
+    for figures in (m, m["plurality"]):
+        low, high = wilson_reference(figures["correct"], figures["decided"])
+        assert figures["overall_ci"] == pytest.approx([low, high])
+        low, high = wilson_reference(figures["correct"], figures["scored"] if "scored" in figures else m["scored"])
+        assert figures["overall_unparsed_wrong_ci"] == pytest.approx([low, high])
+    general = m["plurality"]["per_category"]["general"]
+    assert general["ci"] == pytest.approx(list(wilson_reference(1, 2)))
+    assert m["per_category"]["knowledge"]["ci"] is None  # n = 0: no interval
+
+
+def test_accuracy_with_and_without_ties():
+    # targets: 0, 1, tie, tie; votes K = 3
+    rows = [[0, 0, 1], [1, "t", "t"], ["t", "t", 0], [0, 0, 0]]
+    run = run_from(record(k=3), rows)
+    m = run_metrics(stats(["a"] * 4, [0, 1, TIE, TIE], runs=[run]), run)
+    ties = m["official"]["ties"]
+    # with ties: item 0 right (0), item 1 decided tie (wrong), item 2 tie (right), item 3 0 (wrong)
+    assert ties["with_ties"]["n"] == 4 and ties["with_ties"]["accuracy"] == 0.5
+    # without ties: items 0 (right) and 1 (a tie decision is wrong)
+    assert ties["without_ties"] == {"n": 2, "accuracy": 0.5, "ci": pytest.approx(list(wilson_reference(1, 2)))}
+
+
+def test_best_of_n_from_item_decisions():
+    # 4 items with 4 responses, reference best 2, 0, 3, 1; one 2-response item is left out
+    rows = [[2, 2, 2], [0, 0, 1], [1, 1, 1], ["u", "u", 1], [0, 0, 0]]
+    run = run_from(record(k=3), rows)
+    data = stats(["a"] * 5, [2, 0, 3, 1, 0], n_responses=[4, 4, 4, 4, 2], runs=[run])
+    bon = run_metrics(data, run)["official"]["best_of_n"]
+    assert bon["items"] == 4 and bon["accuracy"] == 0.5  # items 0 and 1; item 3 has no pick
+    assert bon["random"] == 0.25 and bon["first_response"] == 0.25
+    assert bon["gain_over_random"] == 0.25 and bon["gain_over_first"] == 0.25
+
+
 def roundtrips(report):
     assert json.loads(json.dumps(report, allow_nan=False)) == report
 
@@ -92,20 +141,20 @@ def test_every_key_on_a_constructed_run():
     assert p["overall"] == pytest.approx(2 / 3) and p["overall_unparsed_wrong"] == pytest.approx(2 / 7)
     per = p["per_category"]
     assert list(per) == ["general", "hallucination", "knowledge", "reasoning", "safety"]
-    assert per["general"] == {"n": 3, "accuracy": 0.5, "accuracy_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 1}
-    assert per["hallucination"] == {"n": 2, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.5, "unparsed": 1}
-    assert per["reasoning"] == {"n": 2, "accuracy": None, "accuracy_unparsed_wrong": 0.0, "unparsed": 2}
+    assert strip(per["general"]) == {"n": 3, "accuracy": 0.5, "accuracy_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 1}
+    assert strip(per["hallucination"]) == {"n": 2, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.5, "unparsed": 1}
+    assert strip(per["reasoning"]) == {"n": 2, "accuracy": None, "accuracy_unparsed_wrong": 0.0, "unparsed": 2}
     empty = {"n": 0, "accuracy": None, "accuracy_unparsed_wrong": None, "unparsed": 0}
-    assert per["knowledge"] == empty and per["safety"] == empty
+    assert strip(per["knowledge"]) == empty and strip(per["safety"]) == empty
     assert p["macro"] == pytest.approx(0.75) and p["macro_categories"] == ["general", "hallucination"]
     assert p["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
     assert p["macro_unparsed_wrong_categories"] == ["general", "hallucination", "reasoning"]
     assert list(p["per_error_type"]) == ["existence", "attribute", "counting"]
-    assert p["per_error_type"]["existence"] == {"n": 3, "error_rate": pytest.approx(1 / 3),
+    assert strip(p["per_error_type"]["existence"]) == {"n": 3, "error_rate": pytest.approx(1 / 3),
                                                 "error_rate_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 0}
-    assert p["per_error_type"]["counting"] == {"n": 2, "error_rate": 1.0, "error_rate_unparsed_wrong": 1.0,
+    assert strip(p["per_error_type"]["counting"]) == {"n": 2, "error_rate": 1.0, "error_rate_unparsed_wrong": 1.0,
                                                "unparsed": 1}
-    assert p["per_error_type"]["attribute"] == {"n": 0, "error_rate": None, "error_rate_unparsed_wrong": None,
+    assert strip(p["per_error_type"]["attribute"]) == {"n": 0, "error_rate": None, "error_rate_unparsed_wrong": None,
                                                 "unparsed": 0}
     assert p["k_curve"] == {"1": 0.8, "3": pytest.approx(2 / 3)}
     assert m["position_consistency"] is None and m["position_consistency_items"] is None

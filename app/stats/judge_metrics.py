@@ -30,10 +30,32 @@ import numpy as np
 
 from ..judge.modes import Samples, get_mode
 from ..judge.votes import CONVENTIONS, DEFAULT_CONVENTION, ERROR, UNPARSED, decide, decide_counts, vote_counts
+from ..judge.votes import TIE as TIE_VOTE
 from ..records import ERROR_KINDS, VIDEOREWARDBENCH_DIMENSIONS
 from .data import BOTH_BAD, TIE, RunData, StatsData
 
 K_CURVE = (1, 3, 5, 7, 9)
+
+
+def wilson_ci(successes: int, n: int, alpha: float = 0.05) -> list[float] | None:
+    """The Wilson score interval of a proportion (statsmodels), ``[low, high]``; ``None`` at n = 0."""
+    if not n:
+        return None
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(int(successes), int(n), alpha=alpha, method="wilson")
+    return [float(low), float(high)]
+
+
+def decide_with_ties(votes: np.ndarray, convention: str) -> np.ndarray:
+    """Item decisions where a judged tie is a candidate like a response: ``TIE`` (the stats
+    code) when tie votes win under the convention."""
+    v = np.asarray(votes, dtype=float)
+    slot = (np.fmax.reduce(v, axis=None) if v.size else -1)
+    slot = 0 if np.isnan(slot) or slot < 0 else int(slot) + 1
+    remapped = np.where(v == TIE_VOTE, slot, v)
+    out = decide(remapped, convention)
+    return np.where(out == slot, TIE, out)
 
 
 def vote_table(data: StatsData, run: RunData) -> np.ndarray | None:
@@ -117,8 +139,12 @@ def _convention_metrics(data, votes, cumulative, convention, target, scored, cat
     correct = decided & (verdict == target)
     n_scored, n_decided, n_correct = int(scored.sum()), int(decided.sum()), int(correct.sum())
     out: dict[str, Any] = dict(decided=n_decided, correct=n_correct, unparsed=n_scored - n_decided,
-                               overall=_share(n_correct, n_decided), overall_unparsed_wrong=_share(n_correct, n_scored))
+                               overall=_share(n_correct, n_decided), overall_unparsed_wrong=_share(n_correct, n_scored),
+                               overall_ci=wilson_ci(n_correct, n_decided),
+                               overall_unparsed_wrong_ci=wilson_ci(n_correct, n_scored))
     out.update(_per_category(data, scored, decided, correct, categories))
+    out["ties"] = _ties(votes, convention, target, scored | (np.isin(target, [TIE]) & judged_items(run)))
+    out["best_of_n"] = _best_of_n(data, verdict, target, scored)
     out["per_error_type"] = _per_error_type(data, scored, decided, correct)
     out["k_curve"] = {}
     for k in (k for k in K_CURVE if k <= run.run.k):
@@ -127,6 +153,32 @@ def _convention_metrics(data, votes, cumulative, convention, target, scored, cat
         hit = scored & (v == target)
         out["k_curve"][str(k)] = _share(hit.sum(), (scored & ~np.isnan(v)).sum())
     return out
+
+
+def _ties(votes, convention, target, judged_with_target) -> dict[str, Any]:
+    """Accuracy with ties and without (VideoRewardBench / VideoGen-RewardBench report both).
+    ``with_ties``: every judged item whose target is a response or a tie; right when the
+    decision (a response, or a tie when tie votes win) equals it. ``without_ties``: items whose
+    target names a response; a tie or no decision is wrong. Undecided counts wrong in both."""
+    decision = decide_with_ties(votes, convention)
+    with_mask = judged_with_target & (np.isin(target, [TIE]) | _names_response(target))
+    without_mask = judged_with_target & _names_response(target)
+    out = {}
+    for name, mask in (("with_ties", with_mask), ("without_ties", without_mask)):
+        hits = int((mask & (decision == target)).sum())
+        n = int(mask.sum())
+        out[name] = {"n": n, "accuracy": _share(hits, n), "ci": wilson_ci(hits, n)}
+    return out
+
+
+def _best_of_n(data: StatsData, verdict: np.ndarray, target: np.ndarray, scored: np.ndarray) -> dict[str, Any]:
+    """Best-of-N over scored items with 3+ responses: the run's decision as the pick."""
+    from .prm import best_of_n_summary
+
+    rows = np.flatnonzero(scored & (data.n_responses >= 3))
+    picks = [(None if np.isnan(verdict[i]) else int(verdict[i]), int(target[i]), int(data.n_responses[i]))
+             for i in rows]
+    return best_of_n_summary(picks)
 
 
 def accuracy_on(verdict: np.ndarray, target: np.ndarray, mask: np.ndarray) -> dict[str, Any]:
@@ -250,7 +302,8 @@ def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str
     per = {}
     for j in sorted(range(m), key=lambda j: names[j]):
         per[names[j]] = {"n": int(n[j]), "accuracy": _share(cor[j], dec[j]),
-                         "accuracy_unparsed_wrong": _share(cor[j], n[j]), "unparsed": int(n[j] - dec[j])}
+                         "accuracy_unparsed_wrong": _share(cor[j], n[j]), "unparsed": int(n[j] - dec[j]),
+                         "ci": wilson_ci(cor[j], dec[j]), "ci_unparsed_wrong": wilson_ci(cor[j], n[j])}
     used = [c for c, v in per.items() if v["accuracy"] is not None]
     used_wrong = [c for c, v in per.items() if v["accuracy_unparsed_wrong"] is not None]
     return {
@@ -283,7 +336,8 @@ def _per_error_type(data: StatsData, scored, decided, correct) -> dict[str, Any]
     kinds, tags = _tag_matrix(data)
     n, dec, cor = ((tags & mask[:, None]).sum(axis=0) for mask in (scored, decided, correct))
     return {k: {"n": int(n[j]), "error_rate": _share(dec[j] - cor[j], dec[j]),
-                "error_rate_unparsed_wrong": _share(n[j] - cor[j], n[j]), "unparsed": int(n[j] - dec[j])}
+                "error_rate_unparsed_wrong": _share(n[j] - cor[j], n[j]), "unparsed": int(n[j] - dec[j]),
+                "ci": wilson_ci(dec[j] - cor[j], dec[j])}
             for j, k in enumerate(kinds)}
 
 
