@@ -53,17 +53,53 @@ def not_a_vlm_message(folder: Path, model_type: str) -> str:
     )
 
 
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth")
+SAMPLE_BYTES = 1 << 20
+SAFETENSORS_MAX_HEADER = 100_000_000  # the safetensors format's own limit
+
+
 def weights_hash(folder: Path) -> str:
     """sha256 of the safetensors index file or, without one, of the sorted (file name, size)
-    list of ``*.safetensors``. Cheap by design: never reads gigabytes of weights."""
+    list of ``*.safetensors``; plus :func:`weights_fingerprint`, so a checkpoint saved over
+    the same folder gets a new hash. Cheap by design: never reads gigabytes of weights."""
+    digest = hashlib.sha256()
     indexes = sorted(folder.glob("*.safetensors.index.json"))
     if indexes:
-        digest = hashlib.sha256()
         for index in indexes:
             digest.update(index.name.encode() + b"\0" + index.read_bytes())
-        return "sha256:" + digest.hexdigest()
-    listing = sorted((p.name, p.stat().st_size) for p in folder.glob("*.safetensors"))
-    return "sha256:" + hashlib.sha256(json.dumps(listing).encode()).hexdigest()
+    else:
+        listing = sorted((p.name, p.stat().st_size) for p in folder.glob("*.safetensors"))
+        digest.update(json.dumps(listing).encode())
+    digest.update(b"\0" + json.dumps(weights_fingerprint(folder)).encode())
+    return "sha256:" + digest.hexdigest()
+
+
+def weights_fingerprint(folder: Path) -> list[list[Any]]:
+    """Per weight file (``*.safetensors``, ``*.bin``, ``*.pt``, ``*.pth``), sorted by name:
+    name, size, mtime_ns, sha256 of its first and last MiB and, for safetensors, sha256 of
+    the JSON header. Reads at most a few MiB per file."""
+    files = sorted(p for p in folder.iterdir() if p.name.endswith(WEIGHT_SUFFIXES) and p.is_file())
+    out = []
+    for path in files:
+        stat = path.stat()
+        with path.open("rb") as f:
+            ends = hashlib.sha256(f.read(SAMPLE_BYTES))
+            if stat.st_size > SAMPLE_BYTES:
+                f.seek(max(SAMPLE_BYTES, stat.st_size - SAMPLE_BYTES))
+                ends.update(f.read(SAMPLE_BYTES))
+            header = _safetensors_header_hash(f, stat.st_size) if path.suffix == ".safetensors" else None
+        out.append([path.name, stat.st_size, stat.st_mtime_ns, ends.hexdigest(), header])
+    return out
+
+
+def _safetensors_header_hash(f: Any, size: int) -> str | None:
+    """sha256 of the header JSON (after its 8-byte little-endian length); None if malformed."""
+    f.seek(0)
+    raw = f.read(8)
+    length = int.from_bytes(raw, "little") if len(raw) == 8 else -1
+    if not 0 <= length <= min(SAFETENSORS_MAX_HEADER, size - 8):
+        return None
+    return hashlib.sha256(f.read(length)).hexdigest()
 
 
 def dtype_name(dtype: str, device: str) -> str:

@@ -46,6 +46,8 @@ class Generation:
     cancelled: bool = False
     #: The media exactly as the processor fed them: e.g. ``{"images": [[w, h], ...]}``.
     media_sent: dict[str, Any] = field(default_factory=dict)
+    #: The torch seed the generation was sampled with (shared by its batch); None when greedy or unseeded.
+    seed: int | None = None
 
 
 class JudgeBackend(Protocol):

@@ -32,6 +32,13 @@ def _is_oom(exc: BaseException) -> bool:
     return "out of memory" in str(exc).lower() or type(exc).__name__ == "OutOfMemoryError"
 
 
+def _batch_seed(batch: Sequence[JudgeRequest]) -> int | None:
+    """The one seed a batch is sampled with: its first seeded request's; None when greedy."""
+    if batch[0].temperature <= 0:
+        return None
+    return next((r.seed for r in batch if r.seed is not None), None)
+
+
 @register_backend("transformers")
 class TransformersBackend:
     """A judge model from a local folder. ``device``: ``auto`` (CUDA when available, else CPU),
@@ -169,7 +176,10 @@ class TransformersBackend:
                     del sent["images"]
         return inputs.to(self.model.device, dtype=self.model.dtype), media  # pixels in the model dtype
 
-    def _generate_kwargs(self, request: JudgeRequest, stop: Sequence[threading.Event]) -> dict[str, Any]:
+    def _generate_kwargs(
+        self, request: JudgeRequest, stop: Sequence[threading.Event], seed: int | None
+    ) -> dict[str, Any]:
+        """``model.generate`` options; seeds torch's global generator when ``seed`` is set."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -188,8 +198,8 @@ class TransformersBackend:
         )
         if request.temperature > 0:
             kwargs.update(do_sample=True, temperature=request.temperature)
-            if request.seed is not None:
-                torch.manual_seed(request.seed)
+            if seed is not None:
+                torch.manual_seed(seed)
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         return kwargs
@@ -197,15 +207,17 @@ class TransformersBackend:
     # -- generation ------------------------------------------------------------------------
 
     def generate(self, requests: Sequence[JudgeRequest], cancel: threading.Event | None = None) -> list[Generation]:
-        """One Generation per request, in order. Requests with the same generation parameters
-        are batched (up to ``batch_size``, left padding); a failing batch gives its requests
-        ``error`` instead of ending the run; once ``cancel`` is set the rest come back cancelled."""
+        """One Generation per request, in order. Requests with the same token limits and
+        temperature are batched (up to ``batch_size``, left padding) whatever their seeds: a
+        sampled batch is seeded once, with its first seeded request's seed, and every result
+        carries the seed its batch used. A failing batch gives its requests ``error`` instead
+        of ending the run; once ``cancel`` is set the rest come back cancelled."""
         self._check_open()
         cancel = cancel or threading.Event()
         results: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple, list[int]] = defaultdict(list)
         for i, r in enumerate(requests):
-            groups[(r.max_new_tokens, r.min_new_tokens, r.temperature, r.seed)].append(i)
+            groups[(r.max_new_tokens, r.min_new_tokens, max(r.temperature, 0.0))].append(i)
         for indices in groups.values():
             for start in range(0, len(indices), self.batch_size):
                 batch = indices[start : start + self.batch_size]
@@ -221,13 +233,14 @@ class TransformersBackend:
         import torch
 
         started = time.perf_counter()
+        seed = _batch_seed(batch)
         try:
             inputs, media = self._encode(batch)
             with torch.inference_mode():
-                output = self.model.generate(**inputs, **self._generate_kwargs(batch[0], [cancel]))
+                output = self.model.generate(**inputs, **self._generate_kwargs(batch[0], [cancel], seed))
         except Exception as exc:  # noqa: BLE001 - one bad batch must not end the run
             return [Generation(text="", error=self._error_text(exc)) for _ in batch]
-        return self._results(batch, inputs, output, media, time.perf_counter() - started, cancel)
+        return self._results(batch, inputs, output, media, time.perf_counter() - started, cancel, seed)
 
     def generate_stream(
         self, request: JudgeRequest, on_text: Callable[[str], None], cancel: threading.Event | None = None
@@ -244,7 +257,8 @@ class TransformersBackend:
         try:
             abort = threading.Event()  # set when on_text raises: stop generating, then re-raise
             inputs, media = self._encode([request])
-            kwargs = self._generate_kwargs(request, [cancel, abort])
+            seed = _batch_seed([request])
+            kwargs = self._generate_kwargs(request, [cancel, abort], seed)
         except Exception as exc:  # noqa: BLE001
             return Generation(text="", error=self._error_text(exc))
         streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
@@ -269,10 +283,17 @@ class TransformersBackend:
             thread.join()
         if "error" in outcome:
             return Generation(text="", error=self._error_text(outcome["error"]))
-        return self._results([request], inputs, outcome["output"], media, time.perf_counter() - started, cancel)[0]
+        return self._results([request], inputs, outcome["output"], media, time.perf_counter() - started, cancel, seed)[0]
 
     def _results(
-        self, batch: Sequence[JudgeRequest], inputs: Any, output: Any, media: list, latency: float, cancel: Any
+        self,
+        batch: Sequence[JudgeRequest],
+        inputs: Any,
+        output: Any,
+        media: list,
+        latency: float,
+        cancel: Any,
+        seed: int | None,
     ) -> list[Generation]:
         """Decode only the new tokens; count them up to the first end-of-sequence token. A row
         is ``cancelled`` when the event stopped it before its end token or its token limit."""
@@ -294,6 +315,7 @@ class TransformersBackend:
                     latency_s=latency,
                     cancelled=cancelled,
                     media_sent=sent,
+                    seed=seed,
                 )
             )
         return results

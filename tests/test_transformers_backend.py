@@ -94,7 +94,7 @@ def test_unknown_video_mode_is_rejected(tmp_path):
         create_backend("transformers", model_path=str(tmp_path), video_mode="sideways")
 
 
-def test_weights_hash_reads_the_index_not_the_weights(tmp_path):
+def test_weights_hash_covers_the_index_and_the_weight_files(tmp_path):
     (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"x" * 10)
     (tmp_path / "model-00002-of-00002.safetensors").write_bytes(b"y" * 20)
     by_listing = _hf_utils.weights_hash(tmp_path)
@@ -103,19 +103,24 @@ def test_weights_hash_reads_the_index_not_the_weights(tmp_path):
     assert _hf_utils.weights_hash(tmp_path) != by_listing
     (tmp_path / "model.safetensors.index.json").write_text('{"weight_map": {"a": "model-00001-of-00002.safetensors"}}')
     by_index = _hf_utils.weights_hash(tmp_path)
-    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"z" * 10)
-    assert _hf_utils.weights_hash(tmp_path) == by_index
     assert by_index.startswith("sha256:") and by_index != by_listing
+    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"z" * 10)  # same size, new bytes
+    assert _hf_utils.weights_hash(tmp_path) != by_index
 
 
 # -- loading errors that need transformers ---------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def tiny_gpt2(tmp_path_factory):
+    # Outside the test: saving a model starts tqdm's lifelong monitor thread (not a leak).
+    return tiny_models.build_not_a_vlm(tmp_path_factory.mktemp("models") / "gpt2")
+
+
 @pytest.mark.slow
-def test_text_only_model_is_a_clear_error(tmp_path):
-    folder = tiny_models.build_not_a_vlm(tmp_path / "gpt2")
+def test_text_only_model_is_a_clear_error(tiny_gpt2):
     with pytest.raises(JudgeError, match=r"is a gpt2 model, not a vision-language model PairScope can use"):
-        create_backend("transformers", model_path=str(folder))
+        create_backend("transformers", model_path=str(tiny_gpt2))
 
 
 @pytest.mark.slow
@@ -188,6 +193,61 @@ def test_sampling_with_a_seed_is_reproducible(judges):
     request = JudgeRequest(prompt="Score it.", images=(image(60, 60),), max_new_tokens=10, min_new_tokens=10, temperature=1.0, seed=7)
     first, second = (judges["qwen2_vl"].generate([request])[0] for _ in range(2))
     assert first.text == second.text and first.tokens_out == 10
+
+
+def count_generate_calls(judge, monkeypatch) -> list[int]:
+    """Wrap the loaded model's ``generate`` on the instance; the list grows by the batch size per call."""
+    real = judge.model.generate
+    calls: list[int] = []
+
+    def counted(*args, **kwargs):
+        calls.append(int(kwargs["input_ids"].shape[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(judge.model, "generate", counted)
+    return calls
+
+
+def sampled(seed: int | None, n: int = 10, prompt: str = "Score it.") -> JudgeRequest:
+    return JudgeRequest(prompt=prompt, images=(image(60, 60),), max_new_tokens=n, min_new_tokens=n, temperature=1.0, seed=seed)
+
+
+@pytest.mark.slow
+def test_sampled_requests_that_differ_only_in_seed_share_one_batch(judges, monkeypatch):
+    judge = judges["qwen2_vl"]  # batch_size 8
+    calls = count_generate_calls(judge, monkeypatch)
+    requests = [sampled(seed) for seed in (41, 7, 99, 3, 12, 8)]
+    first = judge.generate(requests)
+    assert calls == [6]
+    assert all(g.error is None and g.tokens_out == 10 for g in first)
+    assert [g.seed for g in first] == [41] * 6  # the batch is seeded once, from its first request
+    assert len({g.text for g in first}) > 1  # every row still samples on its own
+    second = judge.generate(requests)
+    assert calls == [6, 6]
+    assert [g.text for g in second] == [g.text for g in first]
+
+
+@pytest.mark.slow
+def test_each_batch_records_the_seed_it_was_generated_with(judges, monkeypatch):
+    judge = judges["qwen2_vl"]
+    calls = count_generate_calls(judge, monkeypatch)
+    greedy = JudgeRequest(prompt="Score it.", max_new_tokens=4, min_new_tokens=4, seed=5)
+    requests = [sampled(100 + i, n=4) for i in range(10)] + [greedy, sampled(None, n=4, prompt="unseeded")]
+    results = judge.generate(requests)
+    assert calls == [8, 3, 1]  # the 11 sampled requests in batches of 8, then the greedy one
+    assert all(g.error is None for g in results)
+    assert [g.seed for g in results] == [100] * 8 + [108, 108, None, 108]  # greedy: no seed
+    alone = judge.generate([sampled(108, n=4), sampled(109, n=4), sampled(None, n=4, prompt="unseeded")])
+    assert [g.text for g in alone] == [g.text for g in results[8:10]] + [results[11].text]
+
+
+@pytest.mark.slow
+def test_streaming_records_its_own_seed(judges):
+    judge = judges["qwen2_vl"]
+    streamed = judge.generate_stream(sampled(23), lambda _: None)
+    assert streamed.seed == 23 and streamed.error is None
+    assert streamed.text == judge.generate([sampled(23)])[0].text
+    assert judge.generate_stream(three_requests(3)[0], lambda _: None).seed is None
 
 
 @pytest.mark.slow
