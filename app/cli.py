@@ -10,13 +10,14 @@ import argparse
 import importlib
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
-from . import __version__
 from pairscope.models.parsing import PARSERS
 
+from . import __version__
 from .judge.modes import MODES
 from .store import SchemaError, Store
 
@@ -137,7 +138,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_report(report: "ImportReport", db: Path) -> None:
+def _print_report(report: ImportReport, db: Path) -> None:
     from .importer import describe_missing
 
     out, err = sys.stdout, sys.stderr

@@ -12,9 +12,9 @@ import gc
 import hashlib
 import os
 from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Callable, Iterator
 
 from .formats import FormatError, ImportContext, ParsedRow, dataset_files, detect_format, get_format
 from .formats.base import DatasetFormat

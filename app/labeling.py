@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .records import ItemFilter, Label, LabelDraft, TableRow
+from .records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from .store import Store
 
 
@@ -86,13 +86,18 @@ class LabelingSession:
     def __init__(self, store: Store, annotator: str, kind: str = "label"):
         self.store = store
         self.annotator = annotator.strip()
-        self.kind = kind  # "label", or "adjudication" for an adjudicator's final decisions
-        store.annotator_id(self.annotator)
+        if not self.annotator:
+            raise ValueError("an annotator needs a non-empty name")
+        if kind not in LABEL_KINDS:
+            raise ValueError(f"a label kind is one of {', '.join(LABEL_KINDS)}, not {kind!r}")
+        # "label", or "adjudication" for an adjudicator's final decisions: what this session
+        # writes, and what its progress, resume point and table status read.
+        self.kind = kind
         self._undo: list[_Change] = []
         self._redo: list[_Change] = []
 
     def order(self, item_id: int) -> tuple[int, ...]:
-        """The response order this annotator sees for the item (drawn once, kept)."""
+        """The response order this annotator sees for the item (the same every time; reads only)."""
         return self.store.display_order(item_id, self.annotator)
 
     def draft(self, item_id: int) -> LabelDraft:
@@ -144,15 +149,18 @@ class LabelingSession:
     # -- navigation and the table -----------------------------------------------------------
 
     def first_unlabeled(self, after_id: int = 0) -> int | None:
-        """Where to resume: the first item without a current label (after ``after_id``)."""
-        return self.store.first_unlabeled(self.annotator, after_id)
+        """Where to resume: the first item (after ``after_id``) without a current label of
+        this session's kind."""
+        return self.store.first_unlabeled(self.annotator, after_id, self.kind)
 
     def progress(self) -> tuple[int, int]:
-        """(items labeled by this annotator, items in the project)."""
-        return self.store.labeled_count(self.annotator), self.store.item_count()
+        """(items labeled — or adjudicated — by this annotator, items in the project)."""
+        return self.store.labeled_count(self.annotator, self.kind), self.store.item_count()
 
     def table_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> ItemFilter:
-        return ItemFilter(category=category, text=text, status=status, annotator=self.annotator)
+        """The table's filter; ``labeled``/``unlabeled`` mean this session's kind."""
+        return ItemFilter(category=category, text=text, status=status, annotator=self.annotator,
+                          label_kind=self.kind)
 
     def row_of(self, item_id: int, item_filter: ItemFilter | None = None) -> int:
         """The item's row in the table under ``item_filter``."""
@@ -163,12 +171,12 @@ class LabelingSession:
         return self._rows(self.store.item_summaries_by_id([item_id]))[0]
 
     def table_rows(self, offset: int, limit: int, item_filter: ItemFilter | None = None) -> list[TableRow]:
-        """A page of table rows with this annotator's status and label summary."""
+        """A page of table rows with this annotator's status and label (or adjudication) summary."""
         return self._rows(self.store.item_summaries(offset, limit, filter=item_filter))
 
     def _rows(self, summaries) -> list[TableRow]:
         ids = [s.id for s in summaries]
-        labels = self.store.current_labels(self.annotator, ids)
+        labels = self.store.current_labels(self.annotator, ids, self.kind)
         orders = self.store.display_orders(self.annotator, ids)
         rows = []
         for s in summaries:
@@ -176,8 +184,7 @@ class LabelingSession:
             if label is None:
                 rows.append(TableRow(s, "unlabeled", ""))
                 continue
-            order = orders.get(s.id, label.display_order)
-            draft = label_to_draft(label, order)
+            draft = label_to_draft(label, orders[s.id])
             status = "discarded" if label.outcome == "discard" else "labeled"
             rows.append(TableRow(s, status, describe(draft)))
         return rows

@@ -306,7 +306,7 @@ def build_large_project(path: Path, n_items: int, annotator: str, labeled_fracti
         n_labeled = int(n_items * labeled_fraction)
         with store.transaction():
             for item_id in range(1, n_labeled + 1):
-                order = store.display_order(item_id, annotator, seed=item_id)
+                order = store.display_order(item_id, annotator)
                 store.add_label(Label(item_id, annotator, "prefer", ranking=order, strength="clearly",
                                       display_order=order))
         labeled = time.perf_counter() - start

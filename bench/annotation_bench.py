@@ -249,10 +249,11 @@ def _next_pass(app, pump, project: Path, annotator: str, steps: int, prefetch: b
                costs: dict | None = None) -> list[dict]:
     """Open a window with a fresh cache and step through ``steps`` items with move(1);
     with ``costs``, fill it with :func:`_repaint_costs` at the end."""
+    from PySide6.QtWidgets import QGraphicsView
+
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
     from pairscope.app.store import Store
-    from PySide6.QtWidgets import QGraphicsView
 
     controller = AnnotationController(Store.open(project), annotator)
     if not prefetch:  # the window still asks for neighbours; the controller drops them
@@ -485,10 +486,11 @@ def child_large(path: Path, reps: int, positions: int) -> None:
     checkpoints = {"start": rss_mb()}
     guard_none_refcount()
     app = qt_app()
+    from PySide6.QtWidgets import QGraphicsView  # noqa: F401 - part of what the window imports anyway
+
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
     from pairscope.app.store import Store
-    from PySide6.QtWidgets import QGraphicsView  # noqa: F401 - part of what the window imports anyway
 
     checkpoints["imports"] = rss_mb()
     pump = EventPump(app)

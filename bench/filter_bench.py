@@ -25,13 +25,12 @@ import tempfile
 import time
 import uuid
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _bench_util import make_item  # noqa: E402
-
 from pairscope.app.records import ERROR_KINDS, ErrorTag, ItemFilter, Reference  # noqa: E402
 from pairscope.app.store import Store, VerdictRecord  # noqa: E402
 from pairscope.app.store.connection import dumps  # noqa: E402
@@ -68,7 +67,7 @@ def build(path: Path, n_items: int, seed: int = 3) -> dict:
         start = time.perf_counter()
         refs = dict(store.query("SELECT id, ref_chosen FROM items"))
         ids = sorted(refs)
-        base = datetime(2025, 1, 1, tzinfo=timezone.utc)
+        base = datetime(2025, 1, 1, tzinfo=UTC)
         rows, clock = [], 0
         for name, share in ANNOTATORS:
             annotator_id = store.annotator_id(name)

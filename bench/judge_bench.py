@@ -68,8 +68,9 @@ def items_per_s(backend, requests, batch: int) -> float:
 def build_7b_shaped(folder: Path) -> Path:
     """A Qwen2.5-VL-7B-shaped model with random bf16 weights, saved with the tiny processor."""
     import torch
-    from tiny_models import build_tiny_qwen2_vl
     from transformers import AutoProcessor, Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    from tiny_models import build_tiny_qwen2_vl
 
     if (folder / "config.json").exists():
         return folder

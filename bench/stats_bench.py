@@ -19,11 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pairscope.app.records import ErrorTag, Item, Label, Reference, Response
 from pairscope.app.stats.agreement import agreement_report
+from pairscope.app.stats.data import load_stats_data
 from pairscope.app.stats.judge_metrics import run_metrics
 from pairscope.app.stats.length_bias import length_report
-from pairscope.app.records import ErrorTag, Item, Label, Reference, Response
-from pairscope.app.stats.data import load_stats_data
 from pairscope.app.store import Store, VerdictRecord
 
 CATEGORIES = ("general", "hallucination", "reasoning")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Sequence
 
 MODES = ("pairwise", "pointwise", "step")
 

@@ -4,7 +4,7 @@ accuracy arithmetic). Real loading and generation are tested with tiny models.""
 from __future__ import annotations
 
 import threading
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from pairscope.models.base import BACKENDS, Generation, JudgeRequest, register_backend
 

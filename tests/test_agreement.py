@@ -10,10 +10,11 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 import pytest
-from pairscope.app.stats import agreement as ag
-from pairscope.app.stats.data import BOTH_BAD, TIE, StatsData
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+from pairscope.app.stats import agreement as ag
+from pairscope.app.stats.data import BOTH_BAD, TIE, StatsData
 
 NAN = np.nan
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from pairscope.app.cli import main
 from pairscope.app.store import Store
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+
 from pairscope.app.media import open_image, sample_frames, video_info
 from pairscope.app.records import VIDEOREWARDBENCH_DIMENSIONS
 from pairscope.app.taxonomy import parse_error_tags, vlrewardbench_category

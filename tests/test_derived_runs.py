@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-import fake_backend  # noqa: F401  (registers the "fake" backend)
 import pytest
+
+import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend
 from pairscope.app.cli import main
 from pairscope.app.judge.derived import VerdictFileError, import_verdicts, reparse

@@ -532,3 +532,77 @@ def test_video_items_and_best_of_n_items(tmp_path):
         row = by_id(read_rows(tmp_path / "js" / "items.jsonl"))["vid-1"]
         assert row["video"] == [rows["vid-1"]["video_path"]] and row["image"] == []
         assert row["reference"]["strength"] == "2"
+
+
+# -- from the window -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def export_window(qtbot, tmp_path):
+    """The window on a project imported from SOURCE_ROWS, with File → Export open."""
+    from helpers import show_active
+    from pairscope.app.gui.controller import AnnotationController
+    from pairscope.app.gui.main_window import MainWindow
+    from PySide6.QtCore import Qt
+
+    src = tmp_path / "src"
+    png(src / "imgs" / "a.png", "red")
+    png(src / "imgs" / "b.png", "blue")
+    write_jsonl(src / "data.jsonl", SOURCE_ROWS)
+    path = tmp_path / "proj" / "p.pairscope"
+    with Store.create(path) as store:
+        import_file(store, src / "data.jsonl", "vlrewardbench")
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
+    qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
+    window.export_dialog.scope.setCurrentIndex(1)  # every item
+    return window
+
+
+def test_export_from_the_dialog_runs_in_the_background_with_a_progress_bar(qtbot, export_window, tmp_path):
+    from PySide6.QtCore import QTimer
+
+    window, out = export_window, tmp_path / "out"
+    dialog = window.export_dialog
+    dialog.folder.setText(str(out))
+    ticks = []
+    timer = QTimer(interval=5)
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start()
+    with window.controller.store.transaction():  # the export waits for the store; the GUI must not
+        dialog.buttons.button(dialog.buttons.StandardButton.Ok).click()
+        assert dialog.progress.isVisible() and not dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+        qtbot.wait(200)
+        assert ticks and dialog.isVisible() and not (out / "manifest.json").exists()
+    timer.stop()
+    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    assert json.loads((out / "manifest.json").read_text())["counts"]["items"] == 5
+    assert dialog.result_text.startswith("Exported 5 items") and "Exported 5 items" in window.statusBar().currentMessage()
+
+
+def test_cancelling_an_export_writes_nothing_and_keeps_the_dialog(qtbot, export_window, tmp_path):
+    window, out = export_window, tmp_path / "out"
+    dialog = window.export_dialog
+    dialog.folder.setText(str(out))
+    with window.controller.store.transaction():
+        dialog.run()
+        dialog.buttons.button(dialog.buttons.StandardButton.Cancel).click()  # cancels the export, not the dialog
+        assert dialog.isVisible()
+    qtbot.waitUntil(lambda: "cancelled" in dialog.status.text(), timeout=15000)
+    assert dialog.isVisible() and dialog.progress.isHidden()
+    assert not (out / "manifest.json").exists() and not (out / "vlrewardbench.jsonl").exists()
+    assert dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+
+
+def test_a_failed_export_is_shown_and_the_dialog_stays(qtbot, export_window, tmp_path, monkeypatch):
+    from pairscope.app.gui import tasks
+
+    shown = []
+    monkeypatch.setattr(tasks, "show_error", lambda parent, title, message, details="": shown.append((title, message)))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    dialog = export_window.export_dialog
+    dialog.folder.setText(str(blocker / "out"))  # a folder inside a file cannot be made
+    dialog.run()
+    qtbot.waitUntil(lambda: bool(shown), timeout=15000)
+    assert shown[0][0] == "Export failed" and "a-file" in shown[0][1]
+    assert dialog.isVisible() and dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()

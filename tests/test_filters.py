@@ -3,13 +3,13 @@ backfill and the trigger-kept tables), saved filters."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import json
 import random
 import sqlite3
+from dataclasses import replace
 
 import pytest
+
 from pairscope.app.judge.results import clear_failed, ensure_item_verdicts, item_verdicts, record_verdicts
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import ErrorTag, Item, ItemFilter, Label, LabelDraft, Reference, Response

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from pairscope.app.cli import main
 from pairscope.app.store import LATEST_VERSION, MIGRATIONS, ReadOnlyError, SchemaError, Store
 from pairscope.app.store.schema import migrate
@@ -225,8 +226,9 @@ def test_project_on_read_only_media(tmp_path, dataset):
 
 @pytest.mark.parametrize("kind", ["folder", "foreign"])
 def test_window_on_a_folder_or_foreign_file_explains(tmp_path, qapp, monkeypatch, capsys, kind):
-    from pairscope.app.gui import launch
     from PySide6.QtCore import QSettings
+
+    from pairscope.app.gui import launch
 
     target = tmp_path / "proj.pairscope"
     if kind == "folder":

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from PIL import Image
+
 from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
-from PIL import Image
 
 
 def problems_by_line(exc):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 
 import pytest
+from PIL import Image
+
 from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
-from PIL import Image
 
 PY_STEPS = "['STEP1: The triangle has sides 3 and 4.', \"STEP2: So the hypotenuse is 6.\", 'STEP3: Answer: 6']"
 

@@ -6,10 +6,11 @@ import json
 import re
 
 import pytest
+from PIL import Image
+
 from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
-from PIL import Image
 
 
 def user(*parts):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file

@@ -6,11 +6,12 @@ import io
 import json
 
 import pytest
+from PIL import Image
+
 from helpers import write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
 from pairscope.app.taxonomy import parse_error_tag, vlrewardbench_category
-from PIL import Image
 
 
 def png_bytes(colour="red", size=(8, 6)) -> bytes:

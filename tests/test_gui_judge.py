@@ -47,7 +47,8 @@ def test_judge_item_streams_and_shows_verdict_beside_labels(qtbot, project_path)
         qtbot.keyClick(window, Qt.Key_J, Qt.ControlModifier | Qt.ShiftModifier)
     timer.stop()
     stream = window.judge.panel.stream.toPlainText()
-    assert "sample 3" in stream and "is better" in stream
+    # temperature 0: samples showing the same order send the same prompt, generated once
+    assert "sample 1" in stream and "is better" in stream
     result = window.judge.panel.result.text()
     assert "Judge: Response" in result and "agrees with the dataset ✓" in result and "(3 of 3 samples)" in result
     assert ticks  # the GUI kept running while the judge worked
@@ -97,4 +98,54 @@ def test_judge_all_shows_progress_and_summary(qtbot, project_path):
     with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
         window.judge.judge_all()
     assert "6/6" in window.judge.panel.progress.format().replace(" / ", "/") or window.judge.panel.progress.value() == 6
-    assert "accuracy 100.0%" in window.judge.panel.status.text()
+    assert "official vote 100.0%" in window.judge.panel.status.text()
+
+
+def test_the_model_stays_loaded_on_one_thread_between_jobs(qtbot, project_path):
+    made, used_on, closed_on = [], set(), []
+
+    class Recording(FakeBackend):
+        def generate(self, requests, cancel=None):
+            used_on.add(threading.current_thread())
+            return super().generate(requests, cancel)
+
+        def generate_stream(self, request, on_text, cancel=None):
+            used_on.add(threading.current_thread())
+            return super().generate_stream(request, on_text, cancel)
+
+        def close(self):
+            closed_on.append(threading.current_thread())
+
+    def factory(name, **kw):
+        made.append(threading.current_thread())
+        return Recording(**kw)
+
+    window = open_window(qtbot, project_path, factory)
+    window.judge.show()
+    window.judge.panel.model.setText("fake-model")
+    with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
+        window.judge.judge_current()
+    qtbot.keyClick(window, Qt.Key_Down)
+    with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
+        window.judge.judge_current()
+    with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
+        window.judge.judge_all()
+    assert len(made) == 1  # loaded once for three jobs
+    lane = made[0]
+    assert used_on == {lane} and lane is not threading.main_thread() and lane.is_alive()
+    window.close()
+    assert closed_on == [lane] and not lane.is_alive()  # freed on its own thread, which then ended
+
+
+def test_a_judge_bug_is_reported_in_the_panel_not_lost(qtbot, project_path):
+    class Broken(FakeBackend):
+        def generate_stream(self, request, on_text, cancel=None):
+            raise IndexError("token 7 out of range")
+
+    window = open_window(qtbot, project_path, lambda name, **kw: Broken(**kw))
+    window.judge.show()
+    window.judge.panel.model.setText("fake-model")
+    with qtbot.waitSignal(window.judge.worker.failed, timeout=10000):
+        window.judge.judge_current()
+    assert "IndexError: token 7 out of range" in window.judge.panel.status.text()
+    assert window.judge.panel.judge_item.isEnabled() and not window.judge.worker.busy

@@ -69,8 +69,8 @@ def test_collections_from_the_window(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(main_window.QInputDialog, "getText", staticmethod(lambda *a, **k: ("hard-v1", True)))
     qtbot.keyClick(window, Qt.Key_C, Qt.ControlModifier | Qt.ShiftModifier)
     assert window.controller.store.collections() == {"hard-v1": 1}
-    qtbot.keyClick(window, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)
-    assert window.controller.store.collections() == {"hard-v1": 3}
+    qtbot.keyClick(window, Qt.Key_A, Qt.ControlModifier | Qt.ShiftModifier)  # runs in the background
+    qtbot.waitUntil(lambda: window.controller.store.collections() == {"hard-v1": 3}, timeout=10000)
 
 
 def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tmp_path, monkeypatch):
@@ -94,7 +94,8 @@ def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tm
     assert asked and not (out / "manifest.json").exists()  # refused: nothing written
     monkeypatch.setattr(export_dialog.QMessageBox, "question", staticmethod(lambda *a, **k: export_dialog.QMessageBox.Yes))
     monkeypatch.setattr(export_dialog.QMessageBox, "information", staticmethod(lambda *a, **k: None))
-    dialog.run()
+    dialog.run()  # the export runs in the background
+    qtbot.waitUntil(lambda: (out / "manifest.json").exists(), timeout=10000)
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["counts"]["items"] == 3 and (out / "keep.txt").exists()
 

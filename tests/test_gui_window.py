@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from PIL import Image
+from PySide6.QtCore import Qt
+
 from helpers import show_active, write_jsonl
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.importer import import_file
 from pairscope.app.records import LabelDraft
 from pairscope.app.store import Store
-from PIL import Image
-from PySide6.QtCore import Qt
 
 
 @pytest.fixture
@@ -204,8 +205,9 @@ def test_splitters_and_geometry_are_kept_between_runs(qtbot, project_path, tmp_p
 
 
 def test_annotator_name_is_asked_once_and_remembered(qtbot, tmp_path, monkeypatch):
-    from pairscope.app.gui import launch
     from PySide6.QtCore import QSettings
+
+    from pairscope.app.gui import launch
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
     asked = []

@@ -9,11 +9,11 @@ import sys
 import time
 
 import pytest
-from tiny_models import build_tiny_llava, build_tiny_qwen2_vl
 
 from pairscope.app.cli import main
 from pairscope.app.demo import create_demo_project
 from pairscope.app.store import Store
+from tiny_models import build_tiny_llava, build_tiny_qwen2_vl
 
 pytestmark = pytest.mark.slow
 

@@ -8,15 +8,16 @@ import random
 
 import numpy as np
 import pytest
+
 from pairscope.app.judge.results import item_verdicts, judge_item, record_verdicts, summarize
 from pairscope.app.judge.votes import decide
+from pairscope.app.records import Item, Reference, Response
+from pairscope.app.stats.data import BOTH_BAD, TIE, RunData, StatsData, load_stats_data
 from pairscope.app.stats.judge_metrics import (
     frames_curve,
     pointwise_vs_pairwise,
     run_metrics,
 )
-from pairscope.app.records import Item, Reference, Response
-from pairscope.app.stats.data import BOTH_BAD, TIE, RunData, StatsData, load_stats_data
 from pairscope.app.store import RunRecord, VerdictRecord
 
 NAN = np.nan

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import fake_backend  # noqa: F401  (registers the "fake" backend)
 import pytest
+
+import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend, prefer_marker
 from pairscope.app.judge.results import item_verdicts, summarize
 from pairscope.app.judge.session import JudgeConfig, JudgeSession, sample_orders

@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+
 from pairscope.app.records import Item, Response
 from pairscope.app.store import Store
 

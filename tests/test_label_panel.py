@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from pairscope.app.records import DISCARD_REASONS, ERROR_KINDS, ErrorTag, LabelDraft
-from pairscope.widgets.label_panel import LabelPanel
 from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QApplication
+
+from pairscope.app.records import DISCARD_REASONS, ERROR_KINDS, ErrorTag, LabelDraft
+from pairscope.widgets.label_panel import LabelPanel
 
 
 def make_panel(qtbot, debounce_ms=30):

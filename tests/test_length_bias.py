@@ -7,13 +7,14 @@ import json
 
 import numpy as np
 import pytest
+
+from pairscope.app.stats.data import BOTH_BAD, TIE, RunData, StatsData
 from pairscope.app.stats.length_bias import (
     diff_histogram,
     length_report,
     longer_preference,
     quartiles,
 )
-from pairscope.app.stats.data import BOTH_BAD, TIE, RunData, StatsData
 from pairscope.app.store import RunRecord
 
 NAN = np.nan

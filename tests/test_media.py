@@ -9,6 +9,8 @@ import zlib
 import cv2
 import numpy as np
 import pytest
+from PIL import Image, JpegImagePlugin
+
 from pairscope.app import media
 from pairscope.app.media import (
     MediaError,
@@ -18,7 +20,6 @@ from pairscope.app.media import (
     sample_frames,
     video_info,
 )
-from PIL import Image, JpegImagePlugin
 
 # -- images -------------------------------------------------------------------------------------
 

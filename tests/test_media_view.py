@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from pairscope.widgets.media_view import MediaView
-from pairscope.widgets.qimage import pil_to_qimage
 from PIL import Image
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton
+
+from pairscope.widgets.media_view import MediaView
+from pairscope.widgets.qimage import pil_to_qimage
 
 
 @pytest.fixture

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import threading
 
-import fake_backend  # noqa: F401  (registers the "fake" backend)
 import pytest
+
+import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend
 from pairscope.app.judge.results import item_verdicts, summarize
 from pairscope.app.judge.review import review_data

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import fake_backend  # noqa: F401  (registers the "fake" backend)
 import pytest
+
+import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+
 from pairscope.models.parsing import parse_pairwise, parse_score, parse_step_scores
 from pairscope.models.prompts import (
     PromptTemplate,

@@ -10,13 +10,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from PIL import Image
+
 from helpers import item, write_jsonl
 from pairscope.app.cli import main
 from pairscope.app.curation.export import export_project
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
 from pairscope.app.store import Store
-from PIL import Image
 from test_formats_vlrewardbench import _write_parquet, png_bytes
 
 

@@ -7,6 +7,10 @@ import random
 import time
 
 import pytest
+from PySide6.QtCore import QPoint, Qt, QUrl
+from PySide6.QtGui import QColor, QFont, QImage, QTextCursor, QTextDocument, QTextFormat
+from PySide6.QtWidgets import QScrollArea, QSplitter
+
 from pairscope.widgets.response_view import (
     DIFF_COLOR,
     EMPTY_TEXT,
@@ -15,9 +19,6 @@ from pairscope.widgets.response_view import (
     ResponseText,
     protect_math,
 )
-from PySide6.QtCore import QPoint, Qt, QUrl
-from PySide6.QtGui import QColor, QFont, QImage, QTextCursor, QTextDocument, QTextFormat
-from PySide6.QtWidgets import QScrollArea, QSplitter
 
 MAGENTA = QColor(255, 0, 255)
 

@@ -6,13 +6,15 @@ import json
 import random
 
 import fake_backend  # noqa: F401
+import numpy as np
 import pytest
 from fake_backend import FakeBackend
 
 from pairscope.app.cli import main
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession
-from pairscope.app.records import Item, LabelDraft, Reference, Response
+from pairscope.app.records import Item, Label, LabelDraft, Reference, Response
+from pairscope.app.stats.data import BOTH_BAD, TIE, load_stats_data
 from pairscope.app.store import Store
 
 
@@ -51,13 +53,25 @@ def test_stats_json_has_every_documented_key(project, capsys):
                         "unparsed", "per_error_type", "position_consistency", "k_curve"}
     assert run["overall"] == 1.0 and run["position_consistency"] == 1.0
     assert set(run["human_kappa"]) == {"alice", "bob"}
+    # every figure under the convention that made it, with its interval and n
+    assert run["vote"] == "official"
+    for convention in ("official", "plurality"):
+        figures = run[convention]
+        assert set(figures) >= {"overall", "overall_ci", "overall_unparsed_wrong_ci", "per_category", "per_source",
+                                "ties", "best_of_n", "k_curve", "decided", "correct"}
+        low, high = figures["overall_ci"]
+        assert low <= figures["overall"] <= high and figures["decided"] > 0
+    assert set(report["dataset"]) == {"error_types", "words"}
+    assert set(report["dataset"]["words"]) == {"query_without_image_token", "query_with_image_token", "responses"}
+    assert report["steps"]["runs"] == []
 
 
 def test_stats_text_and_report_folder(project, tmp_path, capsys):
     folder = tmp_path / "report"
     assert main(["stats", "--db", str(project), "--report", str(folder), "--bootstrap", "20"]) == 0
     out = capsys.readouterr().out
-    assert "Cohen's kappa mean" in out and "unparsed counted wrong" in out
+    assert "Cohen's kappa mean" in out and "undecided counted wrong" in out
+    assert "official vote" in out and "plurality vote" in out and "95% CI" in out
     assert (folder / "report.md").exists() and json.loads((folder / "stats.json").read_text())["items"] == 30
     for name in ("length_bias", "judge_per_category", "k_curve", "annotator_kappa"):
         png = folder / f"{name}.png"
@@ -96,3 +110,58 @@ def test_pointwise_run_is_scored_from_stored_scores(project, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["judges"][str(run_id)]["overall"] == 1.0
     assert report["pointwise_vs_pairwise"]
+
+
+def test_stats_read_one_snapshot_while_another_user_writes(project):
+    """Labels and items committed by someone else between the statistics' reads must not
+    mix into them: every figure comes from the project as it was when reading began."""
+    errors, reads = [], []
+    with Store.open(project) as store, Store.open(project) as writer:
+        before = load_stats_data(store)
+        first, second = (int(i) for i in before.item_ids[:2])
+
+        def someone_writes_between_reads(sql: str) -> None:
+            if not sql.lstrip().upper().startswith("SELECT"):
+                return
+            reads.append(sql)
+            if len(reads) != 2:  # after the first read, before the second
+                return
+            try:
+                writer.add_items([Item(ext_id="late", prompt="Late?", category="general",
+                                       responses=(Response(0, "x"), Response(1, "y")), reference=Reference((0, 1)))])
+                carol = LabelingSession(writer, "carol")
+                carol.save(writer.item_id("late"), LabelDraft(outcome="tie"))
+                carol.save(first, LabelDraft(outcome="both_bad"))
+                LabelingSession(writer, "alice").save(second, LabelDraft(outcome="tie"))
+            except Exception as exc:  # sqlite3 swallows a trace callback's exceptions
+                errors.append(exc)
+
+        store.conn.set_trace_callback(someone_writes_between_reads)
+        try:
+            during = load_stats_data(store)
+        finally:
+            store.conn.set_trace_callback(None)
+        after = load_stats_data(store)
+    assert not errors and len(reads) > 2  # the write happened between the reads
+    assert during.item_ids.tolist() == before.item_ids.tolist() and len(during.categories) == 30
+    assert during.annotators == before.annotators == ["alice", "bob"]
+    for name in before.annotators:
+        np.testing.assert_array_equal(during.labels[name], before.labels[name])
+    assert len(after.item_ids) == 31 and after.annotators == ["alice", "bob", "carol"]  # seen once committed
+    assert after.labels["alice"][1] == TIE and after.labels["carol"][0] == BOTH_BAD
+
+
+def test_stats_take_the_current_label_as_the_store_defines_it(store):
+    """Two labels at the same time: the later insert is current (``label_current``), for the
+    statistics exactly as for the label panel."""
+    store.add_items([Item(ext_id="a", prompt="Which?", responses=(Response(0, "x"), Response(1, "y")),
+                          reference=Reference((0, 1)))])
+    item_id = store.item_id("a")
+    at = "2024-05-01T12:00:00.000000+00:00"
+    for ranking in ((0, 1), (1, 0)):
+        store.add_label(Label(item_id, "dora", "prefer", ranking=ranking, display_order=(0, 1), created_at=at))
+    store.add_label(Label(item_id, "eve", "prefer", ranking=(1, 0), display_order=(0, 1), created_at=at))
+    store.add_label(Label(item_id, "eve", "cleared", display_order=(0, 1), created_at=at))
+    data = load_stats_data(store)
+    assert data.labels["dora"].tolist() == [1.0] == [store.current_labels("dora")[item_id].preferred]
+    assert "eve" not in data.labels  # cleared: no current label

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+
 from pairscope.app.records import (
     ErrorTag,
     Item,

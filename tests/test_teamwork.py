@@ -9,11 +9,11 @@ import shutil
 import sqlite3
 
 import pytest
-from pairscope.app.curation import teamwork
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.media import open_image
 from pairscope.app.records import Item, LabelDraft, MediaRef, Reference, Response
 from pairscope.app.store import LATEST_VERSION, Store, content_hash
+from pairscope.app.store.merge import ProjectCopier
 from pairscope.app.curation.teamwork import (
     ProjectFileError,
     TeamworkError,
@@ -67,7 +67,7 @@ def main(tmp_path):
     alice, bob = LabelingSession(store, "alice"), LabelingSession(store, "bob")
     alice.save(store.item_id("a0"), LabelDraft(preferred_position=1, strength="clearly"))
     alice.save(store.item_id("a0"), LabelDraft(outcome="tie"))
-    alice.order(store.item_id("a2"))  # shown, not labeled
+    alice.order(store.item_id("a2"))  # shown, not labeled (writes nothing)
     bob.save(store.item_id("a1"), LabelDraft(outcome="both_bad"))
     yield store
     store.close()
@@ -99,7 +99,8 @@ def current_by_ext(store: Store, annotator: str) -> dict[str, tuple]:
 def test_pack_is_self_contained(main, tmp_path):
     out = tmp_path / "alice" / "alice.pairscope"
     result = pack_project(main, out, "alice")
-    assert (result.items, result.labels, result.display_orders) == (6, 2, 2)
+    # Display orders are derived from annotator and item (none stored here), the same in the pack.
+    assert (result.items, result.labels, result.display_orders) == (6, 2, 0)
     assert result.media_files == 2 and result.missing_media == 1  # red shared by a0 and a1; a3 was missing
     with Store.open(out) as pack:
         for ext_id in ("a0", "a1", "a2", "a3", "a4", "a5"):
@@ -188,7 +189,7 @@ def test_label_in_pack_then_merge_back(main, tmp_path):
     report = merge_projects(main.path, [out])
     assert uuids(main.path) == before | new  # exactly the new labels
     assert report.labels_added == 3 and report.inputs[0].labels_present == 2 and not report.conflicts
-    assert report.inputs[0].items_added == 0 and report.inputs[0].display_orders_added == 2  # a4, a5 drawn in pack
+    assert report.inputs[0].items_added == 0 and report.inputs[0].display_orders_added == 0  # derived, not stored
     assert current_by_ext(main, "alice") == current
     assert orders_by_ext(main, "alice") == orders
     assert main.integrity_check() == "ok"
@@ -247,6 +248,7 @@ def test_conflicting_item_content_is_reported_and_its_labels_kept(main, tmp_path
 
 
 def test_judge_runs_are_merged_by_uuid(main, tmp_path):
+    from pairscope.app.judge.results import record_verdicts
     from pairscope.app.store import VerdictRecord
 
     pa = tmp_path / "a.pairscope"
@@ -255,12 +257,15 @@ def test_judge_runs_are_merged_by_uuid(main, tmp_path):
         run = pack.create_run(backend="fake", model_path="m", weights_hash=None, template_name=None,
                               template_text="t", template_hash="h", mode="pairwise", k=1, both_orders=False,
                               frames=None, seed=0, generation={})
-        pack.add_verdicts([VerdictRecord(run.id, pack.item_id("a0"), 0, (1, 0), "[[A]]", 1, None, True, "r")])
+        record_verdicts(pack, run, [VerdictRecord(run.id, pack.item_id("a0"), 0, (1, 0), "[[A]]", 1, None, True, "r")])
     report = merge_projects(main.path, [pa])
     assert (report.inputs[0].runs_added, report.inputs[0].verdicts_added) == (1, 1)
     merged = main.runs()
     assert [r.uuid for r in merged] == [run.uuid]
     assert [(v.item_id, v.choice) for v in main.verdicts(merged[0].id)] == [(main.item_id("a0"), 1)]
+    # the merged run's item verdicts are decided in the output, so its filters work at once
+    assert main.item_verdict_rows(merged[0].id)[main.item_id("a0")][1] == 1
+    assert not main.item_verdicts_stale()
 
 
 def _random_bytes(path, real):
@@ -324,7 +329,7 @@ def test_a_failure_while_writing_leaves_the_output_as_it_was(main, tmp_path, mon
     def boom(self):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(teamwork._Copier, "judge_runs", boom)
+    monkeypatch.setattr(ProjectCopier, "judge_runs", boom)
     with pytest.raises(RuntimeError):
         merge_projects(main.path, [pa])
     assert sha(main.path) == before and sorted(main.path.parent.rglob("*")) == files
@@ -400,15 +405,62 @@ def test_an_input_that_is_the_output_is_skipped(main, tmp_path):
         merge_projects(main.path, [])
 
 
-def test_copied_columns_cover_the_schema(store):
-    """A migration that adds a column must teach teamwork to copy it."""
-    def columns(table):
-        return {r[1] for r in store.query(f"PRAGMA table_info({table})")}
+def add_column(path, table, column):
+    conn = sqlite3.connect(path)
+    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column}")
+    conn.close()
 
-    assert columns("items") - set(teamwork.ITEM_COLUMNS) == {"id", "import_id"}
-    assert columns("labels") == set(teamwork.LABEL_COLUMNS)
-    assert columns("judge_runs") - set(teamwork.RUN_COLUMNS) == {"id"}
-    assert columns("verdicts") - set(teamwork.VERDICT_COLUMNS) == {"id"}
-    assert columns("media") == {"item_id", "idx", "kind", "ref", "path", "problem"}
-    for table, cols in teamwork.CHILD_TABLES.items():
-        assert columns(table) == {"item_id", *cols}
+
+def test_a_column_added_on_both_sides_is_merged(main, tmp_path):
+    """Which columns travel is read from the live schema: a column both projects have
+    gained (a migration, or by hand) arrives with its values in the rows merge adds."""
+    pa = tmp_path / "a.pairscope"
+    pack_project(main, pa, "alice")
+    with Store.open(pa) as pack:
+        pack.add_items([pair("a9")])
+        pack.add_to_collection("late", [pack.item_id("a9")])
+    label_some(pa, "alice", [("a9", LabelDraft(preferred_position=1)), ("a5", LabelDraft(outcome="tie"))])
+    label_some(pa, "zed", [("a9", LabelDraft(outcome="both_bad"))])
+    main.close()
+    before = uuids(main.path)
+    extra = {"items": "batch TEXT", "responses": "rating REAL", "labels": "confidence REAL",
+             "annotators": "team TEXT", "collections": "colour TEXT"}
+    for path in (main.path, pa):
+        for table, column in extra.items():
+            add_column(path, table, column)
+        add_column(path, "labels", "checked_by INTEGER REFERENCES annotators(id)")  # ids differ between files
+    conn = sqlite3.connect(pa)
+    with conn:
+        conn.execute("UPDATE items SET batch = 'b-' || ext_id")
+        conn.execute("UPDATE responses SET rating = idx + 0.5")
+        conn.execute("UPDATE labels SET confidence = 0.75, checked_by = (SELECT id FROM annotators WHERE name = 'zed')")
+        conn.execute("UPDATE annotators SET team = 'red'")
+        conn.execute("UPDATE collections SET colour = 'green'")
+    conn.close()
+    report = merge_projects(main.path, [pa])
+    assert report.inputs[0].items_added == 1 and report.labels_added == 3
+    assert report.inputs[0].columns_not_copied == []
+    with Store.open(main.path) as merged:
+        a9 = merged.item_id("a9")
+        assert merged.query("SELECT batch FROM items WHERE id = ?", (a9,)) == [("b-a9",)]
+        assert merged.query("SELECT batch FROM items WHERE ext_id = 'a0'") == [(None,)]  # matched, not copied
+        assert merged.query("SELECT idx, rating FROM responses WHERE item_id = ? ORDER BY idx", (a9,)) == \
+            [(0, 0.5), (1, 1.5)]
+        assert dict(merged.query("SELECT uuid, confidence FROM labels")) == \
+            {**{u: None for u in before}, **{u: 0.75 for u in uuids(pa) - before}}
+        zed = merged.query("SELECT id FROM annotators WHERE name = 'zed'")[0][0]
+        assert {u: c for u, c in merged.query("SELECT uuid, checked_by FROM labels") if u not in before} == \
+            {u: zed for u in uuids(pa) - before}
+        assert dict(merged.query("SELECT name, team FROM annotators")) == {"alice": None, "bob": None, "zed": "red"}
+        assert dict(merged.query("SELECT name, colour FROM collections")) == {"batch1": None, "late": "green"}
+        assert merged.integrity_check() == "ok"
+
+
+def test_a_column_only_the_input_has_is_reported(main, tmp_path):
+    pa = tmp_path / "a.pairscope"
+    pack_project(main, pa, "alice")
+    add_column(pa, "labels", "confidence REAL")
+    label_some(pa, "alice", [("a4", LabelDraft(outcome="tie"))])
+    report = merge_projects(tmp_path / "fresh.pairscope", [pa])
+    assert report.inputs[0].columns_not_copied == ["labels.confidence"]
+    assert report.inputs[0].labels_added == 3  # the rows themselves are merged

@@ -6,6 +6,7 @@ import random
 import time
 
 import pytest
+
 from pairscope.widgets.text_diff import Span, changed_fragments, word_diff
 
 

@@ -15,10 +15,11 @@ import threading
 import time
 
 import pytest
+from PIL import Image
+
 import tiny_models
 from pairscope.models import _hf_utils
 from pairscope.models.base import JudgeError, JudgeRequest, create_backend
-from PIL import Image
 
 FAMILIES = ("qwen2_vl", "llava")
 

@@ -11,6 +11,7 @@ import struct
 import time
 
 import pytest
+
 import tiny_models
 from pairscope.models import _hf_utils
 from pairscope.models.base import create_backend

@@ -8,12 +8,13 @@ fast as a 10-item one.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
-from pairscope.app.records import TableRow
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+from pairscope.app.records import TableRow
 
 PageSource = Callable[[int, int], Sequence[TableRow]]
 

@@ -7,7 +7,7 @@ Plain data in, signals out: the window runs the judge on a worker and calls the
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (

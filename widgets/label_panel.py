@@ -28,14 +28,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
-from pairscope.app.records import (
-    DISCARD_REASONS,
-    ERROR_KINDS,
-    RECOGNITION_SUBKINDS,
-    STRENGTHS,
-    ErrorTag,
-    LabelDraft,
-)
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -49,6 +41,15 @@ from PySide6.QtWidgets import (
     QToolButton,
     QVBoxLayout,
     QWidget,
+)
+
+from pairscope.app.records import (
+    DISCARD_REASONS,
+    ERROR_KINDS,
+    RECOGNITION_SUBKINDS,
+    STRENGTHS,
+    ErrorTag,
+    LabelDraft,
 )
 
 OUTCOMES = ("tie", "both_bad", "discard")

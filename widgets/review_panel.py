@@ -3,7 +3,7 @@ that decided each verdict highlighted. Plain text only: labels and model output 
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor

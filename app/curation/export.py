@@ -98,17 +98,17 @@ class ExportResult:
 # -- which preference ---------------------------------------------------------------------------
 
 
-def current_labels(history: Sequence[Label]) -> tuple[dict[str, Label], Label | None]:
-    """From an item's label history (oldest first): each annotator's current label
-    (cleared ones dropped) and the newest adjudication (``None`` if cleared or absent)."""
+def current_labels(store: Store, item_id: int) -> tuple[dict[str, Label], Label | None]:
+    """An item's current labels per annotator (cleared ones are none) and its adjudication:
+    the newest of the current adjudications (``None`` if there is none, or it decides
+    nothing). "Current" is the store's one definition (``label_current``)."""
     labels: dict[str, Label] = {}
     adjudication = None
-    for label in history:
+    for label in store.item_current_labels(item_id):  # oldest first
         if label.kind == "adjudication":
             adjudication = label
         else:
             labels[label.annotator] = label
-    labels = {name: label for name, label in labels.items() if label.outcome != "cleared"}
     if adjudication is not None and adjudication.outcome not in DECISIVE:
         adjudication = None
     return labels, adjudication
@@ -356,8 +356,7 @@ def select_items(store: Store, collection: str | None, item_ids: Sequence[int] |
 
 
 def _source_meta(store: Store) -> dict[str, str]:
-    # The store has no "all meta" call (only meta(key)); this read is the one SQL line here.
-    return dict(store.query("SELECT key, value FROM meta ORDER BY key"))
+    return store.all_meta()
 
 
 def export_project(
@@ -464,7 +463,7 @@ def _export_item(
     except KeyError:
         result.skipped.append((f"#{item_id}", "no such item in the project"))
         return None
-    labels, adjudication = current_labels(store.label_history(item_id))
+    labels, adjudication = current_labels(store, item_id)
     preference, why = resolve_preference(item, labels, adjudication, only)
     if preference is None:
         result.skipped.append((item.ext_id, why))

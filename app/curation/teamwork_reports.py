@@ -20,6 +20,8 @@ class PackResult:
     media_files: int = 0
     missing_media: int = 0
     collection: str | None = None
+    #: ``table.column`` of the source's columns a fresh project lacks (added to it by hand)
+    columns_not_copied: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class InputReport:
     collection_items_added: int = 0
     media_files: int = 0
     missing_media: int = 0
+    #: ``table.column`` of the input's columns the output lacks: their values were not merged
+    columns_not_copied: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

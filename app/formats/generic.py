@@ -6,7 +6,8 @@ so a file already using those names needs no mapping.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..records import Item, Reference, Response
 from ..taxonomy import parse_error_tags

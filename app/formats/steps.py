@@ -21,7 +21,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..records import Item, Reference, Response, Step
 from .base import (

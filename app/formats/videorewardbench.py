@@ -5,7 +5,7 @@ preference strength. Common key spellings are accepted; ``--map`` overrides them
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ..records import Item, Reference, Response
 from ..taxonomy import video_dimension

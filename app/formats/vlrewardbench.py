@@ -7,7 +7,8 @@ A row holds ``id, query, response[N], human_ranking, image_path`` and optionally
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from ..records import Item, MediaRef, Reference, Response
 from ..taxonomy import parse_error_tags, strip_image_token, vlrewardbench_category

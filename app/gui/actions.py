@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from pairscope.widgets.cheat_sheet import CheatSheet
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
+
+from pairscope.widgets.cheat_sheet import CheatSheet
 
 from ..keymap import KEYMAP
 from ..records import DISCARD_REASONS, ERROR_KINDS, STRENGTHS
@@ -15,7 +17,7 @@ if TYPE_CHECKING:
     from .main_window import MainWindow
 
 
-def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
+def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
     """Action name → what it does in this window."""
     panel, media, responses = w.panel, w.media, w.responses
     table: dict[str, Callable[[], object]] = {
@@ -66,7 +68,7 @@ def handlers(w: "MainWindow") -> dict[str, Callable[[], object]]:
     return table
 
 
-def install_actions(w: "MainWindow") -> dict[str, QAction]:
+def install_actions(w: MainWindow) -> dict[str, QAction]:
     """Create one QAction per shortcut on the window, and the menus that list them."""
     todo = handlers(w)
     missing = {s.action for s in KEYMAP} - set(todo)
@@ -88,7 +90,7 @@ def install_actions(w: "MainWindow") -> dict[str, QAction]:
     return actions
 
 
-def show_cheat_sheet(w: "MainWindow") -> CheatSheet:
+def show_cheat_sheet(w: MainWindow) -> CheatSheet:
     sheet = CheatSheet([(s.section, s.keys, s.description) for s in KEYMAP], w)
     sheet.setModal(False)
     sheet.show()
@@ -96,7 +98,7 @@ def show_cheat_sheet(w: "MainWindow") -> CheatSheet:
     return sheet
 
 
-def show_statistics(w: "MainWindow"):
+def show_statistics(w: MainWindow):
     from .stats_view import StatsView  # matplotlib loads only when asked for
 
     view = StatsView(w.controller.store, w)
@@ -106,7 +108,7 @@ def show_statistics(w: "MainWindow"):
     return view
 
 
-def show_export(w: "MainWindow"):
+def show_export(w: MainWindow):
     from .export_dialog import ExportDialog
 
     dialog = ExportDialog(w.controller, w)

@@ -99,6 +99,7 @@ class AnnotationController(QObject):
         return None if item_id is None else self.row_of(item_id)
 
     def progress(self) -> tuple[int, int]:
+        """(items with this user's current label — adjudication when adjudicating —, all items)."""
         return self.session.progress()
 
     # -- the current item --------------------------------------------------------------------
@@ -165,8 +166,12 @@ class AnnotationController(QObject):
 
     def set_adjudicating(self, on: bool) -> None:
         """Switch between labeling and adjudicating (final decisions, stored as
-        ``kind="adjudication"`` under the same name). Undo history starts afresh."""
+        ``kind="adjudication"`` under the same name). Undo history starts afresh; reload
+        the table and progress afterwards."""
         self.session = LabelingSession(self.store, self.annotator, "adjudication" if on else "label")
+        # The table's status, its labeled/unlabeled filter, progress and "next unlabeled"
+        # now read this mode's kind.
+        self.filter = replace(self.filter, label_kind=self.session.kind)
         if self.current is not None:
             item = self.current.item
             self.current = ItemView(item, self.current.order, self.session.draft(item.id))

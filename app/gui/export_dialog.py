@@ -1,27 +1,31 @@
-"""File → Export: the curated-set export from the window (the same function as the CLI)."""
+"""File → Export: the curated-set export from the window (the same function as the CLI),
+run in the background with a progress bar; Cancel stops it."""
 
 from __future__ import annotations
 
+import traceback
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QApplication,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
+    QLabel,
     QLineEdit,
+    QMainWindow,
     QMessageBox,
-    QProgressDialog,
+    QProgressBar,
     QToolButton,
     QWidget,
 )
 
-from ..curation.export import export_project
+from ..curation.export import ExportResult, export_project
+from . import tasks
 from .controller import AnnotationController
+from .tasks import BackgroundOp, Task
 
 SCOPES = {"Items shown in the table": "filtered", "Every item": "all"}
 ONLY = {"Every exportable item": None, "Adjudicated items only": "adjudicated", "Agreed or adjudicated": "agreed"}
@@ -46,58 +50,100 @@ class ExportDialog(QDialog):
         row = QHBoxLayout()
         row.addWidget(self.folder, 1)
         row.addWidget(browse)
+        self.progress = QProgressBar(textVisible=True)
+        self.progress.hide()
+        self.status = QLabel()
+        self.status.setWordWrap(True)
         form = QFormLayout(self)
         form.addRow("Format", self.format)
         form.addRow("Items", self.scope)
         form.addRow("Which", self.only)
         form.addRow("Folder", row)
-        buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
-        buttons.accepted.connect(self.run)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
+        form.addRow(self.progress)
+        form.addRow(self.status)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        self.buttons.accepted.connect(self.run)
+        self.buttons.rejected.connect(self.reject)
+        form.addRow(self.buttons)
         self.result_text = ""
+        self._op: BackgroundOp | None = None
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Export into")
         if folder:
             self.folder.setText(folder)
 
+    @property
+    def running(self) -> bool:
+        return self._op is not None and self._op.running
+
     def run(self) -> None:
-        """Export; a non-empty folder is only written into after the user says so."""
+        """Start the export; a non-empty folder is only written into after the user says so."""
+        if self.running:
+            return
         if not self.folder.text().strip():
             QMessageBox.warning(self, "Export", "Choose a folder to export into.")
             return
         out = Path(self.folder.text().strip())
         force = False
-        if out.exists() and any(out.iterdir()):
+        if out.is_dir() and any(out.iterdir()):
             answer = QMessageBox.question(self, "Export", f"{out} is not empty. Write the export into it anyway?")
             if answer != QMessageBox.Yes:
                 return
             force = True
         scope = self.scope.currentText()
         collection = self.scope.currentData() if scope.startswith("Collection: ") else None
-        item_ids = None
-        if SCOPES.get(scope) == "filtered":
-            item_ids = [r.summary.id for r in self.controller.page(0, self.controller.row_count())]
-        progress = QProgressDialog("Exporting…", "", 0, 100, self)
-        progress.setCancelButton(None)
-        progress.setWindowModality(Qt.WindowModal)
+        filtered = SCOPES.get(scope) == "filtered"
+        controller, fmt, only = self.controller, self.format.currentText(), ONLY[self.only.currentText()]
+        description = {"table": repr(controller.filter)}
 
-        def step(done: int, total: int) -> None:
-            progress.setMaximum(max(total, 1))
-            progress.setValue(done)
-            QApplication.processEvents()
+        def export(task: Task) -> ExportResult:
+            # The dialog is window-modal: the table's filter cannot change while this runs.
+            item_ids = [r.summary.id for r in controller.page(0, controller.row_count())] if filtered else None
+            task.check()
 
-        try:
-            result = export_project(self.controller.store, out, self.format.currentText(), collection=collection,
-                                    only=ONLY[self.only.currentText()], item_ids=item_ids, force=force,
-                                    filters_description={"table": repr(self.controller.filter)}, progress=step)
-        except (OSError, ValueError) as exc:
-            progress.close()
-            QMessageBox.critical(self, "Export failed", str(exc))
+            def step(done: int, total: int) -> None:
+                task.check()  # raising here leaves no data file and no manifest
+                task.progress(done, total)
+
+            return export_project(controller.store, out, fmt, collection=collection, only=only, item_ids=item_ids,
+                                  force=force, filters_description=description, progress=step)
+
+        self._set_running(True)
+        self.status.setText("")
+        self._op = (BackgroundOp(self, export, title="Export").with_progress("Exporting", bar=self.progress)
+                    .success(self._done).failure(self._failed).cancelled(self._cancelled).run())
+
+    def reject(self) -> None:
+        """Cancel stops a running export (the dialog stays); otherwise it closes the dialog."""
+        if self.running:
+            self._op.cancel()
+            self.status.setText("Cancelling…")
             return
-        progress.close()
+        super().reject()
+
+    def _set_running(self, running: bool) -> None:
+        self.buttons.button(QDialogButtonBox.Ok).setEnabled(not running)
+        for widget in (self.format, self.scope, self.only, self.folder):
+            widget.setEnabled(not running)
+
+    def _done(self, result: ExportResult) -> None:
+        self._set_running(False)
         self.result_text = (f"Exported {result.n_items} items to {result.out_dir}"
                             f" ({len(result.skipped)} skipped, {len(result.warnings)} warnings).")
-        QMessageBox.information(self, "Export", self.result_text)
+        window = self.parent()
+        if isinstance(window, QMainWindow):
+            window.statusBar().showMessage(self.result_text, 15000)
         self.accept()
+
+    def _failed(self, exc: BaseException) -> None:
+        self._set_running(False)
+        self.status.setText(f"Export failed: {exc}")
+        tasks.show_error(self, "Export failed", tasks.error_message(exc), "".join(traceback.format_exception(exc)))
+
+    def _cancelled(self) -> None:
+        self._set_running(False)
+        self.status.setText("Export cancelled: no data file or manifest was written.")
+
+
+__all__ = ["ExportDialog"]

@@ -1,4 +1,5 @@
-"""The judge dock: wires the judge panel to the judge worker and the current item.
+"""The judge dock: wires the judge panel to the judge worker (which runs on the window's
+background executor) and the current item.
 
 Hidden until asked for (it shows the dataset's reference, which annotators label blind to).
 """
@@ -13,7 +14,7 @@ from pairscope.widgets.judge_panel import JudgePanel
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDockWidget
 
-from ..judge.results import judge_item
+from ..judge.results import judge_item, verdict_phrases
 from ..store import VerdictRecord
 from .judge_worker import JudgeWorker
 
@@ -41,6 +42,7 @@ class JudgeDock(QDockWidget):
         self.worker.progress.connect(self.panel.set_progress)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)
         self._stream_sample: int | None = None
 
     # -- actions -----------------------------------------------------------------------------
@@ -62,10 +64,11 @@ class JudgeDock(QDockWidget):
         settings = settings or self.panel.settings()
         self._remember(settings)
         controller = self.window_.controller
-        ids = [row.summary.id for row in controller.page(0, controller.row_count())]
         self.panel.clear_stream()
         self.panel.set_running(True, batch=True)
-        self.worker.judge_items(ids, settings)
+        # Listing the table's items is store work: the worker does it off the GUI thread.
+        self.worker.judge_items(lambda: [row.summary.id for row in controller.page(0, controller.row_count())],
+                                settings)
 
     def _remember(self, settings: dict) -> None:
         if self.settings is not None:
@@ -91,6 +94,10 @@ class JudgeDock(QDockWidget):
         self.panel.set_running(False)
         self.panel.show_status(f"Judge failed: {message}")
 
+    def _on_cancelled(self) -> None:
+        self.panel.set_running(False)
+        self.panel.show_status("Cancelled.")
+
     def show_item_verdicts(self) -> None:
         """Show the newest run's verdict on the current item beside the labels and reference."""
         controller = self.window_.controller
@@ -110,18 +117,12 @@ class JudgeDock(QDockWidget):
         run = store.run(verdicts[-1].run_id)
         run_verdicts = [v for v in verdicts if v.run_id == run.id]
         # Only this item's samples: re-voting the whole run on every item shown was O(run).
-        judgement = judge_item(run, run_verdicts)
+        judgement = judge_item(run, run_verdicts, len(current.item.responses))
         reference = current.item.reference.chosen
         mine = store.current_label(current.item.id, controller.annotator)
-        parts = [f"Judge: {name(judgement.choice if judgement else None)}"
-                 f" ({judgement.votes.get(judgement.choice, 0) if judgement and judgement.choice is not None else 0}"
-                 f" of {judgement.samples if judgement else 0} samples)"]
-        parts.append(f"You: {name(mine.preferred) if mine and mine.preferred is not None else (mine.outcome if mine else '—')}")
-        parts.append(f"Dataset: {name(reference) if reference is not None else '—'}")
-        if judgement and judgement.choice is not None and reference is not None:
-            parts.append("agrees with the dataset ✓" if judgement.choice == reference else "disagrees with the dataset ✗")
-        if judgement and judgement.consistent is not None:
-            parts.append("consistent across orders" if judgement.consistent else "INCONSISTENT across orders")
+        parts = verdict_phrases(judgement, name, reference)
+        parts.insert(1, f"You: {name(mine.preferred) if mine and mine.preferred is not None else (mine.outcome if mine else '—')}")
+        parts.insert(2, f"Dataset: {name(reference) if reference is not None else '—'}")
         seen = _what_the_judge_saw(run_verdicts)
         self.panel.show_result("  ·  ".join(parts), seen)
         frames = next((v.media_sent.get("frame_indices") for v in run_verdicts if v.media_sent), None)

@@ -1,12 +1,10 @@
-"""The judge worker: one thread that loads the model and runs judge jobs, so the GUI
-thread never waits for it. Results reach the GUI thread through signals."""
+"""The judge worker: judge jobs run as background ops on the window's "judge" lane, one
+thread that loads the model and keeps it loaded between jobs, so the GUI thread never
+waits for it. Results reach the GUI thread through this object's signals."""
 
 from __future__ import annotations
 
-import queue
-import threading
-import traceback
-from typing import Callable
+from collections.abc import Callable
 
 from pairscope.models.base import JudgeBackend, JudgeError, create_backend
 from PySide6.QtCore import QObject, Signal
@@ -14,8 +12,10 @@ from PySide6.QtCore import QObject, Signal
 from ..judge.results import summarize
 from ..judge.session import JudgeConfig, JudgeSession, RunProgress
 from ..store import Store
+from .tasks import BackgroundOp, Task, TaskManager, error_message
 
 BackendFactory = Callable[..., JudgeBackend]
+LANE = "judge"
 
 
 class JudgeWorker(QObject):
@@ -27,77 +27,85 @@ class JudgeWorker(QObject):
     progress = Signal(int, int, object)  # done, total, eta seconds
     finished = Signal(int, str)  # run id, summary line
     failed = Signal(str)
+    cancelled = Signal()  # a job cancelled before it started
 
-    def __init__(self, store: Store, backend_factory: BackendFactory = create_backend, parent=None):
+    def __init__(self, store: Store, backend_factory: BackendFactory = create_backend, parent=None,
+                 tasks: TaskManager | None = None):
         super().__init__(parent)
         self.store = store
         self._factory = backend_factory
-        self._jobs: queue.Queue = queue.Queue()
-        self._cancel = threading.Event()
+        self.tasks = tasks or TaskManager.of(parent)
+        # Only touched on the lane's thread: the backend may need to stay on the thread that loaded it.
         self._backend: JudgeBackend | None = None
         self._backend_key: tuple | None = None
-        self._thread: threading.Thread | None = None
-        self.busy = False
+        self.lane = self.tasks.lane(LANE, at_close=self._free)
+        self._op: BackgroundOp | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._op is not None and self._op.running
 
     def judge_item(self, item_id: int, settings: dict) -> None:
         """Judge one item, streaming its rationale."""
-        self._submit(("item", [item_id], settings))
+        self._submit("item", [item_id], settings)
 
-    def judge_items(self, item_ids: list[int], settings: dict) -> None:
-        """Judge many items in batches, with progress."""
-        self._submit(("batch", list(item_ids), settings))
+    def judge_items(self, item_ids: list[int] | Callable[[], list[int]], settings: dict) -> None:
+        """Judge many items in batches, with progress; ``item_ids`` may be a function that
+        lists them (store work, then done off the GUI thread)."""
+        self._submit("batch", item_ids if callable(item_ids) else list(item_ids), settings)
 
     def cancel(self) -> None:
-        self._cancel.set()
+        if self._op is not None:
+            self._op.cancel()
 
     def stop(self) -> None:
-        """Cancel any job, free the model and end the thread (before the window closes)."""
-        self._cancel.set()
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread.join(timeout=30)
-            self._thread = None
+        """Cancel any job, free the model and end the lane's thread (the window is closing)."""
+        self.cancel()
+        self.lane.close()
 
-    def _submit(self, job) -> None:
-        self.busy = True
-        self._cancel.clear()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="pairscope-judge", daemon=True)
-            self._thread.start()
-        self._jobs.put(job)
+    def _submit(self, kind: str, item_ids, settings: dict) -> None:
+        self._op = (BackgroundOp(self, lambda task: self._do(task, kind, item_ids, settings), title="Judge",
+                                 lane=self.lane, manager=self.tasks)
+                    .on_update(self._relay).success(self._done).failure(self._failed)
+                    .cancelled(self.cancelled.emit).run())
 
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                break
-            try:
-                self._do(*job)
-            except JudgeError as exc:
-                self.failed.emit(str(exc))
-            except Exception as exc:  # a judge bug must not take the window down
-                self.failed.emit(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
-            finally:
-                self.busy = False
+    # -- on the GUI thread -----------------------------------------------------------------
+
+    def _relay(self, message: tuple) -> None:
+        kind, *args = message
+        getattr(self, kind).emit(*args)
+
+    def _done(self, outcome: tuple[int, str, bool]) -> None:
+        run_id, summary, was_cancelled = outcome
+        if was_cancelled:
+            self.status.emit("Cancelled: finished verdicts are kept.")
+        self.finished.emit(run_id, summary)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.failed.emit(str(exc) if isinstance(exc, JudgeError) else error_message(exc))
+
+    # -- on the lane's thread --------------------------------------------------------------
+
+    def _free(self) -> None:
         if self._backend is not None:
             self._backend.close()
             self._backend = None
 
-    def _load(self, settings: dict) -> JudgeBackend:
+    def _load(self, task: Task, settings: dict) -> JudgeBackend:
         key = (settings.get("backend", "transformers"), settings["model"])
         if self._backend is None or self._backend_key != key:
-            if self._backend is not None:
-                self._backend.close()
-                self._backend = None
+            self._free()
             if not settings["model"]:
                 raise JudgeError("choose a model folder first")
-            self.status.emit(f"Loading {settings['model']} …")
+            task.update(("status", f"Loading {settings['model']} …"))
             self._backend = self._factory(key[0], model_path=settings["model"])
             self._backend_key = key
         return self._backend
 
-    def _do(self, kind: str, item_ids: list[int], settings: dict) -> None:
-        backend = self._load(settings)
+    def _do(self, task: Task, kind: str, item_ids, settings: dict) -> tuple[int, str, bool]:
+        backend = self._load(task, settings)
+        if callable(item_ids):
+            item_ids = item_ids()
         template = settings.get("template") or None
         config = JudgeConfig(mode=settings.get("mode", "pairwise"), k=int(settings.get("k", 1)),
                              both_orders=bool(settings.get("both_orders")), frames=int(settings.get("frames", 8)),
@@ -105,15 +113,14 @@ class JudgeWorker(QObject):
                              max_new_tokens=int(settings.get("max_new_tokens", 512)))
         session = JudgeSession(self.store, backend, config)
         run = session.start()
-        self.status.emit(f"Judging with run {run.id} …")
+        task.update(("status", f"Judging with run {run.id} …"))
         if kind == "item":
-            for verdict in session.judge_stream(item_ids[0], self.chunk.emit, self._cancel):
-                self.sample_done.emit(verdict)
+            verdicts = session.judge_stream(item_ids[0], lambda i, text: task.update(("chunk", i, text)), task.cancel)
+            for verdict in verdicts:
+                task.update(("sample_done", verdict))
         else:
             def report(state: RunProgress) -> None:
-                self.progress.emit(state.done, state.total, state.eta_s)
+                task.update(("progress", state.done, state.total, state.eta_s))
 
-            session.judge(item_ids, progress=report, cancel=self._cancel)
-        if self._cancel.is_set():
-            self.status.emit("Cancelled: finished verdicts are kept.")
-        self.finished.emit(run.id, summarize(self.store, self.store.run(run.id)).line())
+            session.judge(item_ids, progress=report, cancel=task.cancel)
+        return run.id, summarize(self.store, self.store.run(run.id)).line(), task.cancelled

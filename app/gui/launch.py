@@ -15,6 +15,7 @@ from ..judge.results import ensure_item_verdicts
 from ..store import SchemaError, Store
 from .controller import AnnotationController
 from .main_window import MainWindow
+from .tasks import install_error_hook
 
 
 def has_display() -> bool:
@@ -58,6 +59,7 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
               "  xvfb-run -a pairscope ...   (or set QT_QPA_PLATFORM=offscreen)", file=sys.stderr)
         return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    install_error_hook()  # an error escaping a Qt slot is shown, never only on stderr
     app.setOrganizationName("PairScope")
     app.setApplicationName("PairScope")
     settings = QSettings()

@@ -32,6 +32,7 @@ from ..keymap import hint
 from .actions import install_actions
 from .controller import AnnotationController
 from .media_loader import LoadedMedia
+from .tasks import BackgroundOp, TaskManager
 
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
 FOCUS_FILTERS = {
@@ -64,6 +65,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.controller = controller
         self.settings = settings
+        self.tasks = TaskManager(self)  # every background op of this window runs through it
         self.setWindowTitle(f"PairScope — {controller.path.name}")
 
         self.table = ItemTable()
@@ -148,6 +150,7 @@ class MainWindow(QMainWindow):
         self.main.setStretchFactor(1, 1)
         self.main.setSizes([470, 820, 310])
         self.setCentralWidget(self.main)
+        self.statusBar().addPermanentWidget(self.tasks.progress_indicator())
         self.statusBar().addPermanentWidget(self.saved_label)
 
     # -- the table ---------------------------------------------------------------------------
@@ -205,7 +208,8 @@ class MainWindow(QMainWindow):
         self.panel.flush()
         row = self.controller.next_unlabeled_row()
         if row is None:
-            self.statusBar().showMessage("Every item is labeled.", 4000)
+            self.statusBar().showMessage(
+                f"Every item is {'adjudicated' if self.controller.adjudicating else 'labeled'}.", 4000)
         else:
             self.table.select_row(row)
 
@@ -253,6 +257,8 @@ class MainWindow(QMainWindow):
         self.panel.flush()
         on = not self.controller.adjudicating
         self.controller.set_adjudicating(on)
+        self.apply_filter(saved=self.controller.filter)  # statuses and progress of this mode
+        self._update_progress()
         self.review.set_mode(f"Adjudicating as {self.controller.annotator}" if on else "")
         if on:
             self.review_dock.show()
@@ -266,10 +272,18 @@ class MainWindow(QMainWindow):
     def collect(self, whole_filter: bool) -> None:
         what = "every item shown" if whole_filter else "this item"
         name, ok = QInputDialog.getText(self, "Collection", f"Add {what} to the collection:", text=self._collection)
-        if ok and name.strip():
-            self._collection = name.strip()
-            added = self.controller.add_to_collection(name, whole_filter)
-            self.statusBar().showMessage(f"{added} item(s) added to {name.strip()!r}.", 4000)
+        if not (ok and name.strip()):
+            return
+        name = self._collection = name.strip()
+
+        def added(count: int) -> None:
+            self.statusBar().showMessage(f"{count} item(s) added to {name!r}.", 4000)
+
+        if not whole_filter:  # one row: at once
+            added(self.controller.add_to_collection(name))
+            return
+        (BackgroundOp(self, lambda task: self.controller.add_to_collection(name, True), title="Collection")
+         .with_progress(f"Adding to {name!r}…").success(added).run())
 
     @property
     def judge(self):
@@ -331,7 +345,7 @@ class MainWindow(QMainWindow):
         done, total = self.controller.progress()
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{done} / {total} labeled")
+        self.progress.setFormat(f"{done} / {total} {'adjudicated' if self.controller.adjudicating else 'labeled'}")
 
     def _show_step_marks(self, draft) -> None:
         marks: dict[int, dict[int, bool | None]] = {}
@@ -368,6 +382,7 @@ class MainWindow(QMainWindow):
         self.media.clear()
         if self._judge is not None:
             self._judge.shutdown()
+        self.tasks.shutdown()  # cancels and joins every background op before the store closes
         if self.settings is not None:
             self.settings.setValue("window/geometry", self.saveGeometry())
             self.settings.setValue("window/main", self.main.saveState())

@@ -12,9 +12,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from pairscope.widgets.qimage import pil_to_qimage as to_qimage
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
+
+from pairscope.widgets.qimage import pil_to_qimage as to_qimage
 
 from ..media import MediaError, VideoReader, open_image, sample_frames, video_info
 from ..records import Item

@@ -1,18 +1,18 @@
-"""The Statistics view: the report computed on a worker thread, a text summary, and one
-tab per figure (each exportable), plus a one-click report folder."""
+"""The Statistics view: the report (and its figures) computed in the background, a text
+summary, and one tab per figure (each exportable), plus a one-click report folder."""
 
 from __future__ import annotations
 
-import threading
+from pathlib import Path
 
 from pairscope.widgets.charts import ChartView
-from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
@@ -20,22 +20,16 @@ from PySide6.QtWidgets import (
 
 from ..stats.report import compute_stats, summary_text, write_report
 from ..store import Store
+from .tasks import BackgroundOp, Task, error_message
 
 
-class _Computer(QObject):
-    done = Signal(object)
-    failed = Signal(str)
+def _compute(store: Store, task: Task) -> tuple[dict, dict]:
+    """The report and its figures (matplotlib figures draw without a screen)."""
+    from ..stats.plots import FIGURES
 
-    def start(self, store: Store) -> threading.Thread:
-        def work() -> None:
-            try:
-                self.done.emit(compute_stats(store))
-            except Exception as exc:  # shown in the view, never a crash
-                self.failed.emit(f"{type(exc).__name__}: {exc}")
-
-        thread = threading.Thread(target=work, name="pairscope-stats", daemon=True)
-        thread.start()
-        return thread
+    report = compute_stats(store)
+    task.check()
+    return report, {name: draw(report) for name, draw in FIGURES.items()}
 
 
 class StatsView(QDialog):
@@ -48,6 +42,7 @@ class StatsView(QDialog):
         self.store = store
         self.report: dict | None = None
         self.status = QLabel("Computing…")
+        self.progress = QProgressBar(maximumWidth=240)
         self.tabs = QTabWidget()
         self.summary = QPlainTextEdit(readOnly=True)
         self.tabs.addTab(self.summary, "Summary")
@@ -55,34 +50,49 @@ class StatsView(QDialog):
         self.export.clicked.connect(self._write_report)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.progress)
         bottom.addWidget(self.export)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
-        self._computer = _Computer(self)
-        self._computer.done.connect(self.show_report, Qt.QueuedConnection)
-        self._computer.failed.connect(lambda message: self.status.setText(f"Could not compute: {message}"))
-        self._thread = self._computer.start(store)
+        self._op = (BackgroundOp(self, lambda task: _compute(store, task), title="Statistics")
+                    .with_progress("Computing…", bar=self.progress)
+                    .success(lambda computed: self.show_report(*computed))
+                    .failure(lambda exc: self.status.setText(f"Could not compute: {error_message(exc)}"))
+                    .run())
 
-    def show_report(self, report: dict) -> None:
-        from ..stats.plots import FIGURES
+    def show_report(self, report: dict, figures: dict | None = None) -> None:
+        """Show a computed report (figures drawn here when not given)."""
+        if figures is None:
+            from ..stats.plots import FIGURES
 
+            figures = {name: draw(report) for name, draw in FIGURES.items()}
         self.report = report
         self.summary.setPlainText(summary_text(report))
-        for name, draw in FIGURES.items():
-            self.tabs.addTab(ChartView(draw(report), name), name.replace("_", " "))
+        for name, figure in figures.items():
+            self.tabs.addTab(ChartView(figure, name), name.replace("_", " "))
         runs = len(report["judges"])
         self.status.setText(f"{report['items']} items, {runs} judge run{'' if runs == 1 else 's'}")
         self.export.setEnabled(True)
 
     def _write_report(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Write the report into")
-        if folder and self.report is not None:
-            from pathlib import Path
+        if not folder or self.report is None:
+            return
+        report = self.report
+        self.export.setEnabled(False)
 
-            path = write_report(self.report, Path(folder))
+        def written(path: Path) -> None:
+            self.export.setEnabled(True)
             self.status.setText(f"Wrote {path}")
 
+        def failed(exc: BaseException) -> None:
+            self.export.setEnabled(True)
+            self.status.setText(f"Could not write the report: {error_message(exc)}")
+
+        (BackgroundOp(self, lambda task: write_report(report, Path(folder)), title="Statistics report")
+         .with_progress("Writing the report…", bar=self.progress).success(written).failure(failed).run())
+
     def done(self, result: int) -> None:  # noqa: A003 (Qt API)
-        self._thread.join(timeout=30)
+        self._op.cancel()  # its thread is joined when it ends, or when the window closes
         super().done(result)

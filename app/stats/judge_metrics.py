@@ -143,6 +143,7 @@ def _convention_metrics(data, votes, cumulative, convention, target, scored, cat
                                overall_ci=wilson_ci(n_correct, n_decided),
                                overall_unparsed_wrong_ci=wilson_ci(n_correct, n_scored))
     out.update(_per_category(data, scored, decided, correct, categories))
+    out["per_source"] = _per_source(data, scored, decided, correct)
     out["ties"] = _ties(votes, convention, target, scored | (np.isin(target, [TIE]) & judged_items(run)))
     out["best_of_n"] = _best_of_n(data, verdict, target, scored)
     out["per_error_type"] = _per_error_type(data, scored, decided, correct)
@@ -294,8 +295,9 @@ def _factorize(values: np.ndarray) -> tuple[list[str], np.ndarray]:
     return [str(v) for v in distinct], codes
 
 
-def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str]) -> dict[str, Any]:
-    names, codes = _factorize(data.categories)
+def _per_group(values: np.ndarray, scored, decided, correct, extra: Sequence[str] = ()) -> dict[str, Any]:
+    """``n``, both accuracies, ``unparsed`` and Wilson CIs per distinct value (sorted)."""
+    names, codes = _factorize(values)
     names += [c for c in extra if c not in names]
     m = len(names)
     n, dec, cor = (np.bincount(codes[mask], minlength=m) for mask in (scored, decided, correct))
@@ -304,6 +306,11 @@ def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str
         per[names[j]] = {"n": int(n[j]), "accuracy": _share(cor[j], dec[j]),
                          "accuracy_unparsed_wrong": _share(cor[j], n[j]), "unparsed": int(n[j] - dec[j]),
                          "ci": wilson_ci(cor[j], dec[j]), "ci_unparsed_wrong": wilson_ci(cor[j], n[j])}
+    return per
+
+
+def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str]) -> dict[str, Any]:
+    per = _per_group(data.categories, scored, decided, correct, extra)
     used = [c for c, v in per.items() if v["accuracy"] is not None]
     used_wrong = [c for c, v in per.items() if v["accuracy_unparsed_wrong"] is not None]
     return {
@@ -314,6 +321,20 @@ def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str
         if used_wrong else None,
         "macro_unparsed_wrong_categories": used_wrong,
     }
+
+
+def _per_source(data: StatsData, scored, decided, correct) -> dict[str, Any]:
+    """Accuracy per VL-RewardBench ``query_source`` (rlaif-v, povid, wildvision, mathverse …),
+    over the items that name one."""
+    if data.sources is None or not len(data.sources):
+        return {}
+    named = np.array([s is not None for s in data.sources], dtype=bool)
+    if not named.any():
+        return {}
+    values = np.array([str(s) if s is not None else "" for s in data.sources], dtype=object)
+    per = _per_group(values, scored & named, decided & named, correct & named)
+    per.pop("", None)
+    return per
 
 
 def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:

@@ -165,8 +165,9 @@ def annotator_step_agreement(store: Store) -> dict[str, Any]:
     return out
 
 
-def prm_report(store: Store, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """Step metrics of every step run, and annotators' step-mark agreement."""
-    runs = [step_run_metrics(store, r, threshold) for r in store.runs()
+def prm_report(store: Store, threshold: float = DEFAULT_THRESHOLD, runs: list[RunRecord] | None = None
+               ) -> dict[str, Any]:
+    """Step metrics of every step run (or of these runs), and annotators' step-mark agreement."""
+    runs = [step_run_metrics(store, r, threshold) for r in (store.runs() if runs is None else runs)
             if not get_mode(r.mode).votes_on_preference]
     return {"threshold": threshold, "runs": runs, "annotators": annotator_step_agreement(store)}

@@ -16,7 +16,9 @@ from .judge_metrics import (
     pointwise_vs_pairwise,
     run_metrics,
 )
+from .dataset import dataset_report
 from .length_bias import length_report
+from .prm import prm_report
 from .data import load_stats_data
 from ..store import Store
 
@@ -35,6 +37,8 @@ def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200)
         "judges": {str(r.run.id): _judge(data, r) for r in runs},
         "frames_curve": frames_curve(data),
         "pointwise_vs_pairwise": pointwise_vs_pairwise(data),
+        "dataset": dataset_report(data),
+        "steps": prm_report(store, runs=[r.run for r in runs]),
     }
 
 
@@ -55,6 +59,10 @@ def _num(value, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _ci(interval) -> str:
+    return "" if not interval else f"[95% CI {100 * interval[0]:.1f}–{100 * interval[1]:.1f}]"
+
+
 def summary_text(report: dict[str, Any]) -> str:
     """The human-readable summary ``pairscope stats`` prints."""
     lines = [f"items: {report['items']}  (" + ", ".join(f"{k}: {v}" for k, v in report["categories"].items()) + ")"]
@@ -73,18 +81,48 @@ def summary_text(report: dict[str, Any]) -> str:
                      f" Krippendorff's alpha {_num(agreement.get('krippendorff_alpha'))}")
         for pair, kappa in (agreement.get("cohen_pairs") or {}).items():
             lines.append(f"  kappa {pair.replace('|', ' ↔ ')}: {_num(kappa)}")
+    errors = (report.get("dataset") or {}).get("error_types") or {}
+    if errors.get("tags"):
+        lines.append(f"dataset error tags ({errors['tags']} tags on {errors['items_tagged']} items): " + ", ".join(
+            f"{k} {_pct(v['share'])}" for k, v in errors["kinds"].items()))
     for run_id, m in report["judges"].items():
-        lines.append(f"judge run {run_id} ({m.get('mode')}): accuracy {_pct(m.get('overall'))} (unparsed excluded),"
-                     f" {_pct(m.get('overall_unparsed_wrong'))} (unparsed counted wrong);"
-                     f" macro {_pct(m.get('macro'))} / {_pct(m.get('macro_unparsed_wrong'))};"
-                     f" unparsed {m.get('unparsed')}")
-        for category, c in (m.get("per_category") or {}).items():
-            lines.append(f"  {category}: {_pct(c.get('accuracy'))} of {c.get('n')}")
+        if m.get("official") is None:
+            lines.append(f"judge run {run_id} ({m.get('mode')}): {m.get('note')}")
+        for convention in ("official", "plurality"):
+            c = m.get(convention)
+            if not c:
+                continue
+            lines.append(f"judge run {run_id} ({m.get('mode')}, k={m.get('k')}, {convention} vote):"
+                         f" accuracy {_pct(c.get('overall'))} {_ci(c.get('overall_ci'))} of {c.get('decided')}"
+                         f" decided (undecided excluded), {_pct(c.get('overall_unparsed_wrong'))}"
+                         f" {_ci(c.get('overall_unparsed_wrong_ci'))} of {m.get('scored')} (undecided counted wrong);"
+                         f" macro {_pct(c.get('macro'))} / {_pct(c.get('macro_unparsed_wrong'))};"
+                         f" undecided {c.get('unparsed')}")
+            if convention != "official":
+                continue
+            lines.append(f"  samples: {m.get('samples_unparsed')} unparsed, {m.get('samples_failed')} failed")
+            for category, g in (c.get("per_category") or {}).items():
+                lines.append(f"  {category}: {_pct(g.get('accuracy'))} {_ci(g.get('ci'))} of {g.get('n')}")
+            for source, g in (c.get("per_source") or {}).items():
+                lines.append(f"  source {source}: {_pct(g.get('accuracy'))} {_ci(g.get('ci'))} of {g.get('n')}")
+            ties = c.get("ties") or {}
+            if (ties.get("with_ties") or {}).get("n") != (ties.get("without_ties") or {}).get("n"):
+                lines.append(f"  with ties {_pct(ties['with_ties']['accuracy'])} of {ties['with_ties']['n']},"
+                             f" without ties {_pct(ties['without_ties']['accuracy'])} of {ties['without_ties']['n']}")
+            bon = c.get("best_of_n") or {}
+            if bon.get("items"):
+                lines.append(f"  best-of-N on {bon['items']} items: {_pct(bon['accuracy'])} {_ci(bon['accuracy_ci'])}"
+                             f" (random {_pct(bon['random'])}, first response {_pct(bon['first_response'])})")
         for name, kappa in (m.get("human_kappa") or {}).items():
             lines.append(f"  Cohen's kappa judge ↔ {name}: {_num(kappa)}")
         if m.get("position_consistency") is not None:
             lines.append(f"  position consistency {_pct(m['position_consistency'])},"
                          f" first-position preference {_pct(m.get('first_position_preference'))}")
+    for s in (report.get("steps") or {}).get("runs", []):
+        lines.append(f"step run {s['run_id']} (erroneous = score ≤ {s['threshold']}): F1 erroneous"
+                     f" {_num(s['f1_erroneous'])}, correct {_num(s['f1_correct'])}, weighted {_num(s['f1_weighted'])}"
+                     f" over {s['steps']} steps; first-error accuracy {_pct(s['first_error_accuracy'])}"
+                     f" of {s['first_error_accuracy_n']}")
     return "\n".join(lines)
 
 

@@ -13,9 +13,12 @@ from .items import AddResult, ItemsMixin, content_hash
 from .judge import JudgeMixin, RunRecord, VerdictRecord
 from .labels import LabelsMixin
 from .schema import LATEST_VERSION, MIGRATIONS, SchemaError
+from .snapshot import SnapshotMixin
+from .merge import MergeMixin
+from .stats_queries import StatsMixin
 
 
-class Store(ItemsMixin, LabelsMixin, JudgeMixin, StoreBase):
+class Store(ItemsMixin, LabelsMixin, JudgeMixin, StatsMixin, MergeMixin, SnapshotMixin, StoreBase):
     """A PairScope project file. Safe to share between threads (calls are serialized)."""
 
     @classmethod

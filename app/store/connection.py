@@ -274,6 +274,10 @@ class StoreBase:
         row = self.query("SELECT value FROM meta WHERE key = ?", (key,))
         return row[0][0] if row else default
 
+    def all_meta(self) -> dict[str, str]:
+        """Every project metadata entry (key → value)."""
+        return dict(self.query("SELECT key, value FROM meta ORDER BY key"))
+
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as conn:
             conn.execute(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
 
 import orjson
 
@@ -76,7 +76,7 @@ class AddResult:
     conflict_lines: list[int | None] = field(default_factory=list)
     repeats: list[tuple[int | None, str, int | None, bool]] = field(default_factory=list)
 
-    def extend(self, other: "AddResult") -> None:
+    def extend(self, other: AddResult) -> None:
         self.added += other.added
         self.ids += other.ids
         self.unchanged += other.unchanged

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import uuid as uuidlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .connection import dumps, utc_now
 

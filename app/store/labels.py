@@ -35,11 +35,45 @@ def _label_from_row(row) -> Label:
     )
 
 
+#: The one definition of a current label: ``label_current`` (kept by the trigger
+#: ``labels_keep_current``, schema migration 2) names the current ``labels`` row per (kind,
+#: item, annotator); a ``cleared`` current row means "no current label". Every reader below
+#: goes through it.
+_CURRENT_FROM = (
+    "label_current lc JOIN labels l ON l.rowid = lc.label_rowid JOIN annotators a ON a.id = lc.annotator_id"
+)
+_KINDS = ("label", "adjudication")
+_ANY_KIND = "lc.kind IN ('label', 'adjudication')"  # lets an item's lookups use the primary key
+_ANNOTATOR = "(SELECT id FROM annotators WHERE name = ?)"  # evaluated once per statement
+
+
+def _check_kind(kind: str) -> str:
+    if kind not in _KINDS:
+        raise ValueError(f"a label kind is 'label' or 'adjudication', not {kind!r}")
+    return kind
+
+
+def derived_display_order(annotator: str, identity: str, n_responses: int) -> tuple[int, ...]:
+    """The blind response order for an annotator and an item that has none stored.
+
+    A pure function of the annotator's name and the item's identity (dataset id + content,
+    the same in a project, its packs and merges), so reading it never writes and every copy
+    of a project shows the same order. It does not depend on the reference ranking.
+    """
+    order = list(range(n_responses))
+    random.Random(f"pairscope-display-order:{annotator}:{identity}").shuffle(order)
+    return tuple(order)
+
+
 class LabelsMixin:
-    """Label storage. Mixed into :class:`pairscope.app.store.Store`."""
+    """Label storage. Mixed into :class:`pairscope.app.store.Store`.
+
+    Reading (current labels, progress, display orders) never writes and so never waits for
+    another process's write transaction; only :meth:`add_label` (and collections) write.
+    """
 
     def annotator_id(self, name: str) -> int:
-        """The id of an annotator, creating the annotator on first use."""
+        """The id of an annotator, creating the annotator on first use (writes)."""
         name = name.strip()
         if not name:
             raise ValueError("an annotator needs a non-empty name")
@@ -51,6 +85,11 @@ class LabelsMixin:
                 "INSERT INTO annotators (name, created_at) VALUES (?, ?)", (name, utc_now())
             ).lastrowid
 
+    def find_annotator(self, name: str) -> int | None:
+        """The id of an annotator, ``None`` if nobody of that name has labeled yet (reads only)."""
+        rows = self.query("SELECT id FROM annotators WHERE name = ?", (name.strip(),))
+        return rows[0][0] if rows else None
+
     def annotators(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM annotators ORDER BY id")]
 
@@ -58,8 +97,10 @@ class LabelsMixin:
         """Append a label durably (``synchronous=FULL``); returns it with uuid and time set.
 
         The ranking must name each response index at most once and only indices the item
-        has; anything else raises ``ValueError`` and writes nothing.
+        has; anything else raises ``ValueError`` and writes nothing. A new annotator name is
+        created here.
         """
+        _check_kind(label.kind)
         n = self.query("SELECT n_responses FROM items WHERE id = ?", (label.item_id,))
         if not n:
             raise KeyError(f"no item with id {label.item_id}")
@@ -95,100 +136,111 @@ class LabelsMixin:
         rows = self.query(sql + " ORDER BY l.created_at, l.rowid", params)
         return [_label_from_row(r) for r in rows]
 
-    def current_label(self, item_id: int, annotator: str, kind: str = "label") -> Label | None:
-        """The newest label of this annotator for this item; ``None`` if none or cleared."""
-        rows = self.query(
-            f"SELECT {_LABEL_COLUMNS} FROM labels l JOIN annotators a ON a.id = l.annotator_id"
-            " WHERE l.item_id = ? AND a.name = ? AND l.kind = ? ORDER BY l.created_at DESC, l.rowid DESC LIMIT 1",
-            (item_id, annotator, kind),
-        )
-        if not rows:
-            return None
-        label = _label_from_row(rows[0])
-        return None if label.outcome == "cleared" else label
+    # -- current labels: all read label_current --------------------------------------------
 
-    def current_labels(self, annotator: str, item_ids: list[int] | None = None) -> dict[int, Label]:
-        """The current (newest, not cleared) label per item for one annotator.
+    def current_label(self, item_id: int, annotator: str, kind: str = "label") -> Label | None:
+        """This annotator's current label (or adjudication) of the item; ``None`` if none or cleared."""
+        rows = self.query(
+            f"SELECT {_LABEL_COLUMNS} FROM {_CURRENT_FROM}"
+            f" WHERE lc.kind = ? AND lc.item_id = ? AND lc.annotator_id = {_ANNOTATOR}"
+            " AND lc.outcome != 'cleared'",
+            (_check_kind(kind), item_id, annotator),
+        )
+        return _label_from_row(rows[0]) if rows else None
+
+    def current_labels(self, annotator: str, item_ids: list[int] | None = None,
+                       kind: str = "label") -> dict[int, Label]:
+        """The current (not cleared) label of ``kind`` per item for one annotator.
 
         ``item_ids=None`` means every item; otherwise only those (one query either way).
         """
-        params: list = [annotator]
+        annotator_id = self.find_annotator(annotator)
+        if annotator_id is None:
+            return {}
+        params: list = [annotator_id, _check_kind(kind)]
         where = ""
         if item_ids is not None:
             if not item_ids:
                 return {}
-            where = f" AND l.item_id IN ({','.join('?' * len(item_ids))})"
+            where = f" AND lc.item_id IN ({','.join('?' * len(item_ids))})"
             params += list(item_ids)
         rows = self.query(
-            f"SELECT * FROM (SELECT {_LABEL_COLUMNS}, ROW_NUMBER() OVER ("
-            "  PARTITION BY l.item_id ORDER BY l.created_at DESC, l.rowid DESC) AS rn"
-            " FROM labels l JOIN annotators a ON a.id = l.annotator_id"
-            f" WHERE a.name = ? AND l.kind = 'label'{where}) WHERE rn = 1 AND outcome != 'cleared'",
+            f"SELECT {_LABEL_COLUMNS} FROM {_CURRENT_FROM}"
+            f" WHERE lc.annotator_id = ? AND lc.kind = ? AND lc.outcome != 'cleared'{where}",
             params,
         )
-        return {row[1]: _label_from_row(row[:-1]) for row in rows}
+        return {row[1]: _label_from_row(row) for row in rows}
 
-    def labeled_count(self, annotator: str) -> int:
-        """How many items this annotator has a current label for."""
+    def item_current_labels(self, item_id: int) -> list[Label]:
+        """Every current (not cleared) label and adjudication of an item, one per (annotator,
+        kind), oldest first (by time, then insertion)."""
+        rows = self.query(
+            f"SELECT {_LABEL_COLUMNS} FROM {_CURRENT_FROM}"
+            f" WHERE {_ANY_KIND} AND lc.item_id = ? AND lc.outcome != 'cleared'"
+            " ORDER BY lc.created_at, lc.label_rowid",
+            (item_id,),
+        )
+        return [_label_from_row(r) for r in rows]
+
+    def labeled_count(self, annotator: str, kind: str = "label") -> int:
+        """How many items this annotator has a current label (or adjudication) for."""
         return self.query(
-            "SELECT count(*) FROM (SELECT l.outcome, max(l.created_at) FROM labels l"
-            " WHERE l.kind = 'label' AND l.annotator_id = (SELECT id FROM annotators WHERE name = ?)"
-            " GROUP BY l.item_id) WHERE outcome != 'cleared'",
-            (annotator,),
+            f"SELECT count(*) FROM label_current WHERE annotator_id = {_ANNOTATOR} AND kind = ?"
+            " AND outcome != 'cleared'",
+            (annotator, _check_kind(kind)),
         )[0][0]
 
-    def first_unlabeled(self, annotator: str, after_id: int = 0) -> int | None:
-        """The first item (in store order) after ``after_id`` without a current label.
+    def first_unlabeled(self, annotator: str, after_id: int = 0, kind: str = "label") -> int | None:
+        """The first item (in store order) after ``after_id`` without a current label of ``kind``.
 
-        One index probe per item (covering index ``labels_current``): linear in the items
-        skipped, where a join against all current labels was quadratic (76 s to resume
-        after 30,000 labels; measured).
+        One primary-key probe of ``label_current`` per item: linear in the items skipped.
         """
-        ids = self.query("SELECT id FROM annotators WHERE name = ?", (annotator,))
-        if not ids:
-            rows = self.query("SELECT id FROM items WHERE id > ? ORDER BY id LIMIT 1", (after_id,))
-            return rows[0][0] if rows else None
         rows = self.query(
             "SELECT i.id FROM items i WHERE i.id > ?1 AND NOT EXISTS ("
-            " SELECT 1 FROM labels l WHERE l.kind = 'label' AND l.item_id = i.id AND l.annotator_id = ?2"
-            "  AND l.outcome != 'cleared' AND l.created_at = (SELECT max(l2.created_at) FROM labels l2"
-            "  WHERE l2.kind = 'label' AND l2.item_id = i.id AND l2.annotator_id = ?2))"
+            " SELECT 1 FROM label_current lc WHERE lc.kind = ?3 AND lc.item_id = i.id"
+            "  AND lc.annotator_id = (SELECT id FROM annotators WHERE name = ?2) AND lc.outcome != 'cleared')"
             " ORDER BY i.id LIMIT 1",
-            (after_id, ids[0][0]),
+            (after_id, annotator, _check_kind(kind)),
         )
         return rows[0][0] if rows else None
 
+    # -- blind display orders ----------------------------------------------------------------
+
     def display_orders(self, annotator: str, item_ids: list[int]) -> dict[int, tuple[int, ...]]:
-        """Display orders already drawn for these items (items never shown are absent)."""
+        """The order this annotator sees for each of these items (see :meth:`display_order`)."""
         if not item_ids:
             return {}
+        marks = ",".join("?" * len(item_ids))
+        # After a stored order, the order of the current label (else adjudication), cleared or
+        # not: what the annotator saw when labeling, possibly in a pack merged back since.
         rows = self.query(
-            "SELECT d.item_id, d.display_order FROM display_orders d JOIN annotators a ON a.id = d.annotator_id"
-            f" WHERE a.name = ? AND d.item_id IN ({','.join('?' * len(item_ids))})",
-            (annotator, *item_ids),
+            "SELECT i.id, i.identity, i.n_responses, d.display_order,"
+            " (SELECT l.display_order FROM label_current lc JOIN labels l ON l.rowid = lc.label_rowid"
+            f"  WHERE {_ANY_KIND} AND lc.item_id = i.id AND lc.annotator_id = a.id AND l.display_order != '[]'"
+            "  ORDER BY lc.kind = 'label' DESC LIMIT 1)"
+            " FROM items i LEFT JOIN annotators a ON a.name = ?"
+            " LEFT JOIN display_orders d ON d.item_id = i.id AND d.annotator_id = a.id"
+            f" WHERE i.id IN ({marks})",
+            (annotator.strip(), *item_ids),
         )
-        return {item_id: tuple(json.loads(order)) for item_id, order in rows}
+        out = {}
+        for item_id, identity, n, stored, labeled in rows:
+            kept = stored or labeled
+            out[item_id] = tuple(json.loads(kept)) if kept else derived_display_order(annotator.strip(), identity, n)
+        return out
 
-    def display_order(self, item_id: int, annotator: str, seed: int | None = None) -> tuple[int, ...]:
-        """The response order this annotator sees for this item, drawn once and kept."""
-        with self.transaction() as conn:
-            annotator_id = self.annotator_id(annotator)
-            row = conn.execute(
-                "SELECT display_order FROM display_orders WHERE item_id = ? AND annotator_id = ?",
-                (item_id, annotator_id),
-            ).fetchone()
-            if row:
-                return tuple(json.loads(row[0]))
-            n = conn.execute("SELECT n_responses FROM items WHERE id = ?", (item_id,)).fetchone()
-            if n is None:
-                raise KeyError(f"no item with id {item_id}")
-            order = list(range(n[0]))
-            random.Random(seed).shuffle(order)
-            conn.execute(
-                "INSERT INTO display_orders (item_id, annotator_id, display_order) VALUES (?, ?, ?)",
-                (item_id, annotator_id, json.dumps(order)),
-            )
-            return tuple(order)
+    def display_order(self, item_id: int, annotator: str) -> tuple[int, ...]:
+        """The response order this annotator sees for this item. Reads only.
+
+        An order stored in ``display_orders`` (drawn and kept by earlier versions) comes
+        first, then the order the annotator's current label (else adjudication) of the item
+        was given in; otherwise :func:`derived_display_order` (the same every time, nothing
+        written). ``KeyError`` for an unknown item.
+        """
+        order = self.display_orders(annotator, [item_id])
+        if item_id not in order:
+            raise KeyError(f"no item with id {item_id}")
+        return order[item_id]
 
     # -- collections -------------------------------------------------------------------------
 

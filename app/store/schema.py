@@ -8,9 +8,9 @@ forward and each runs in its own transaction.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Callable
+from datetime import UTC, datetime
 
 
 class SchemaError(RuntimeError):
@@ -410,8 +410,8 @@ def _item_identity(conn: sqlite3.Connection) -> None:
     - ``identity``: :func:`pairscope.app.store.items.identity_key` (id + prompt as written +
       the responses as a set), unique: re-importing matches items by it.
     """
-    from .items import identity_key  # the one definition; items imports this module's users
     from ..records import Item, Response
+    from .items import identity_key  # the one definition; items imports this module's users
 
     run_script(conn, """
         ALTER TABLE items ADD COLUMN source_id TEXT;
@@ -480,7 +480,7 @@ LATEST_VERSION = MIGRATIONS[-1].version
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def current_version(conn: sqlite3.Connection) -> int:

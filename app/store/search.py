@@ -17,7 +17,8 @@ import dataclasses
 import json
 import re
 import sqlite3
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..records import ItemFilter
 

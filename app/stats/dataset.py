@@ -1,0 +1,42 @@
+"""Figures about the dataset itself, as the seed papers' tables count them.
+
+- ``error_types``: VL-RewardBench Table 1 style — occurrences of each error tag kind among all
+  tags of the dataset's reference (``existence``, ``recognition``, ``attribute``, ``counting``,
+  ``other``…): ``count`` and ``share`` of all tags; an item with two tags counts twice.
+- ``words``: query and response word quartiles [q1, median, q3] (linear percentiles), the
+  query once with the ``<image>`` tokens of the prompt as written counted as words and once
+  without (labelled); responses are responses 1 and 2 of every item.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import numpy as np
+
+from ..records import ERROR_KINDS
+from .data import StatsData
+
+
+def _quartiles(values: np.ndarray) -> list[float] | None:
+    v = values[~np.isnan(values)]
+    return None if not len(v) else [float(x) for x in np.percentile(v, [25, 50, 75])]
+
+
+def dataset_report(data: StatsData) -> dict[str, Any]:
+    """Error-tag distribution and word quartiles of the project's items."""
+    counts = Counter(kind for tags in data.error_kinds for kind in tags)
+    total = sum(counts.values())
+    order = sorted(counts, key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k))
+    tokens = data.image_tokens if data.image_tokens is not None and len(data.image_tokens) else np.zeros(
+        len(data.query_words))
+    return {
+        "error_types": {"tags": total, "items_tagged": sum(1 for t in data.error_kinds if t),
+                        "kinds": {k: {"count": counts[k], "share": counts[k] / total} for k in order}},
+        "words": {
+            "query_without_image_token": _quartiles(data.query_words),
+            "query_with_image_token": _quartiles(data.query_words + tokens),
+            "responses": _quartiles(data.response_words.ravel()),
+        },
+    }
