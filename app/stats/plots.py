@@ -33,35 +33,40 @@ def length_histogram(report: dict[str, Any]):
 
 
 def category_accuracy(report: dict[str, Any]):
-    """Accuracy per category for every judge run (unparsed excluded), with the overall line."""
+    """Accuracy per category for every judge run (official vote, undecided excluded), with the
+    95 % Wilson interval as error bars."""
     fig, ax = _figure()
-    runs = report.get("judges") or {}
+    runs = {k: r for k, r in (report.get("judges") or {}).items() if r.get("per_category")}
     categories = sorted({c for r in runs.values() for c in (r.get("per_category") or {})})
     width = 0.8 / max(len(runs), 1)
     for n, (run_id, metrics) in enumerate(runs.items()):
         per = metrics.get("per_category") or {}
         values = [(per.get(c) or {}).get("accuracy") or 0.0 for c in categories]
+        cis = [(per.get(c) or {}).get("ci") or [v, v] for c, v in zip(categories, values)]
+        errors = [[v - lo for v, (lo, _) in zip(values, cis)], [hi - v for v, (_, hi) in zip(values, cis)]]
         xs = [i + n * width for i in range(len(categories))]
-        ax.bar(xs, values, width=width, label=f"run {run_id} ({metrics.get('mode')})")
+        ax.bar(xs, values, width=width, yerr=errors, capsize=3, ecolor="#333",
+               label=f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)")
     ax.set_xticks([i + width * (len(runs) - 1) / 2 for i in range(len(categories))], categories)
     ax.set_ylim(0, 1)
-    ax.set_ylabel("accuracy (unparsed excluded)")
-    ax.set_title("Judge accuracy per category")
+    ax.set_ylabel("accuracy (undecided excluded)")
+    ax.set_title("Judge accuracy per category (error bars: 95% Wilson CI)")
     if runs:
         ax.legend(fontsize="small")
     return fig
 
 
 def k_curve(report: dict[str, Any]):
-    """Accuracy of the majority over the first K samples, per run."""
+    """Accuracy of the vote over the first K samples, per run and convention."""
     fig, ax = _figure()
     for run_id, metrics in (report.get("judges") or {}).items():
-        curve = metrics.get("k_curve") or {}
-        ks = sorted(int(k) for k in curve)
-        ys = [curve[str(k)] if str(k) in curve else curve.get(k) for k in ks]
-        if ks:
-            ax.plot(ks, ys, marker="o", label=f"run {run_id}")
-    ax.set_xlabel("K (samples, majority-voted)")
+        for convention, style in (("official", "-"), ("plurality", "--")):
+            curve = (metrics.get(convention) or {}).get("k_curve") or {}
+            ks = sorted(int(k) for k in curve)
+            ys = [curve[str(k)] for k in ks]
+            if ks:
+                ax.plot(ks, ys, marker="o", linestyle=style, label=f"run {run_id} ({convention})")
+    ax.set_xlabel("K (samples voted: official = more than K/2, plurality = most named)")
     ax.set_ylabel("accuracy")
     ax.set_title("Accuracy vs K")
     if report.get("judges"):
