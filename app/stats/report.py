@@ -59,6 +59,12 @@ def _num(value, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _group(g: dict[str, Any]) -> str:
+    decided = g.get("n", 0) - g.get("unparsed", 0)
+    ci = _ci(g.get("ci"))
+    return f"{_pct(g.get('accuracy'))}{' ' + ci if ci else ''} of {decided} decided ({g.get('n')} scored)"
+
+
 def _ci(interval) -> str:
     return "" if not interval else f"[95% CI {100 * interval[0]:.1f}–{100 * interval[1]:.1f}]"
 
@@ -102,9 +108,9 @@ def summary_text(report: dict[str, Any]) -> str:
                 continue
             lines.append(f"  samples: {m.get('samples_unparsed')} unparsed, {m.get('samples_failed')} failed")
             for category, g in (c.get("per_category") or {}).items():
-                lines.append(f"  {category}: {_pct(g.get('accuracy'))} {_ci(g.get('ci'))} of {g.get('n')}")
+                lines.append(f"  {category}: {_group(g)}")
             for source, g in (c.get("per_source") or {}).items():
-                lines.append(f"  source {source}: {_pct(g.get('accuracy'))} {_ci(g.get('ci'))} of {g.get('n')}")
+                lines.append(f"  source {source}: {_group(g)}")
             ties = c.get("ties") or {}
             if (ties.get("with_ties") or {}).get("n") != (ties.get("without_ties") or {}).get("n"):
                 lines.append(f"  with ties {_pct(ties['with_ties']['accuracy'])} of {ties['with_ties']['n']},"
