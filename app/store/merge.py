@@ -20,13 +20,15 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from .connection import SQLITE_MAGIC, StoreBase, utc_now
 from .items import display_id
 from .schema import LATEST_VERSION, SchemaError
 from .search import index_batch
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
 
 #: Tables every PairScope project has (and a merge reads).
 REQUIRED_TABLES = frozenset({"meta", "items", "responses", "steps", "media", "ref_error_tags", "annotators",
@@ -54,8 +56,11 @@ def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [c.name for c in _database(conn).table(table).columns]
 
 
-def _database(conn: sqlite3.Connection) -> Database:
+def _database(conn: sqlite3.Connection) -> "Database":
     # sqlite-utils would otherwise switch recursive triggers on for the store's connection.
+    # sqlite-utils pulls in pandas when present (~0.4 s): only when a merge needs the schema
+    from sqlite_utils import Database
+
     return Database(conn, recursive_triggers=False, execute_plugins=False)
 
 
