@@ -53,8 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=sorted(FORMATS), help="dataset format (default: detect)")
     p.add_argument("--media-root", type=Path, help="folder that relative media paths are under")
     p.add_argument("--map", action="append", metavar="FIELD=KEY", help="read FIELD from KEY (repeatable)")
-    p.add_argument("--allow-outside-media", action="store_true",
-                   help="accept media paths that are absolute or leave the media root (refused by default)")
+    p.add_argument(
+        "--allow-outside-media",
+        action="store_true",
+        help="accept media paths that are absolute or leave the media root (refused by default)",
+    )
 
     p = sub.add_parser("info", help="counts of items, labels, judge runs and missing media")
     p.add_argument("--db", type=Path, required=True)
@@ -70,11 +73,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="transformers", help="judge backend (default: transformers)")
     p.add_argument("--mode", choices=tuple(MODES), default="pairwise")
     p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
-    p.add_argument("--parser", choices=PARSERS, default="lenient",
-                   help="verdict parser: lenient (every common verdict form) or strict (only the template's"
-                        " exact verdict line, as the official scripts)")
-    p.add_argument("--new-run", action="store_true",
-                   help="start a new run even if one with the same model and protocol exists (default: resume it)")
+    p.add_argument(
+        "--parser",
+        choices=PARSERS,
+        default="lenient",
+        help="verdict parser: lenient (every common verdict form) or strict (only the template's"
+        " exact verdict line, as the official scripts)",
+    )
+    p.add_argument(
+        "--new-run",
+        action="store_true",
+        help="start a new run even if one with the same model and protocol exists (default: resume it)",
+    )
     p.add_argument("--both-orders", action="store_true", help="judge every sample in both answer orders")
     p.add_argument("--frames", type=int, default=8, help="video frames sampled uniformly")
     p.add_argument("--batch-size", type=int, default=8)
@@ -142,8 +152,11 @@ def _print_report(report: ImportReport, db: Path) -> None:
     from .importer import describe_missing
 
     out, err = sys.stdout, sys.stderr
-    print(f"{report.source} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
-          f" {report.conflicts} conflicting", file=out)
+    print(
+        f"{report.source} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
+        f" {report.conflicts} conflicting",
+        file=out,
+    )
     for category, count in sorted(report.per_category.items()):
         print(f"  {category}: {count}", file=out)
     if report.identical_duplicates:
@@ -152,8 +165,11 @@ def _print_report(report: ImportReport, db: Path) -> None:
         shown = ", ".join(f"{new} ({old})" for new, old in report.renamed[:5])
         more = f" and {len(report.renamed) - 5} more" if len(report.renamed) > 5 else ""
         n = len(report.renamed)
-        print(f"  {n} item{'s share' if n != 1 else ' shares'} a dataset id with another item, shown as"
-              f" id#N: {shown}{more}", file=out)
+        print(
+            f"  {n} item{'s share' if n != 1 else ' shares'} a dataset id with another item, shown as"
+            f" id#N: {shown}{more}",
+            file=out,
+        )
     if report.missing_media:
         print(f"  missing media: {report.missing_media}", file=out)
     for problem in report.problems:
@@ -174,8 +190,9 @@ def cmd_import(args) -> int:
     new_db, new_media = not os.path.lexists(args.db), not os.path.lexists(project_media_dir(args.db))
     try:
         with Store.create(args.db) as store:
-            report = import_file(store, args.path, args.format, args.media_root, mapping,
-                                 allow_outside_media=args.allow_outside_media)
+            report = import_file(
+                store, args.path, args.format, args.media_root, mapping, allow_outside_media=args.allow_outside_media
+            )
     except BaseException:
         if new_db:
             discard_new_project(args.db, media=new_media)
@@ -194,8 +211,10 @@ def cmd_info(args) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
     print(f"project: {args.db}")
-    print(f"items: {info.items}  responses: {info.responses}  labels: {info.labels}"
-          f"  annotators: {info.annotators}  judge runs: {info.judge_runs}")
+    print(
+        f"items: {info.items}  responses: {info.responses}  labels: {info.labels}"
+        f"  annotators: {info.annotators}  judge runs: {info.judge_runs}"
+    )
     for category, count in info.categories.items():
         print(f"  {category}: {count}")
     print(f"missing media: {info.missing_media}")
@@ -267,8 +286,9 @@ def cmd_export(args) -> int:
 
     with Store.open(args.db, readonly=True) as store:
         try:
-            result = export_project(store, args.out, args.format, collection=args.collection, only=args.only,
-                                    force=args.force)
+            result = export_project(
+                store, args.out, args.format, collection=args.collection, only=args.only, force=args.force
+            )
         except FileExistsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -288,8 +308,10 @@ def cmd_pack(args) -> int:
 
     with Store.open(args.db) as store:
         result = pack_project(store, args.out, args.annotator, collection=args.collection, force=args.force)
-    print(f"packed {result.items} items, {result.labels} labels, {result.media_files} media files"
-          f" for {result.annotator}: {result.path}")
+    print(
+        f"packed {result.items} items, {result.labels} labels, {result.media_files} media files"
+        f" for {result.annotator}: {result.path}"
+    )
     return 0
 
 
@@ -298,8 +320,10 @@ def cmd_merge(args) -> int:
 
     report = merge_projects(args.out, args.inputs, allow_unrelated=args.allow_unrelated)
     for line in report.inputs:
-        print(f"{line.path}: {line.items_added} items added, {line.labels_added} labels added"
-              f" ({line.labels_present} already there), {line.conflicts} conflicts")
+        print(
+            f"{line.path}: {line.items_added} items added, {line.labels_added} labels added"
+            f" ({line.labels_present} already there), {line.conflicts} conflicts"
+        )
     for conflict in report.conflicts:
         print(f"conflict: {conflict}", file=sys.stderr)
     for skipped in report.skipped:
@@ -308,9 +332,18 @@ def cmd_merge(args) -> int:
     return 0
 
 
-COMMANDS = {"import": cmd_import, "info": cmd_info, "demo": cmd_demo, "judge": cmd_judge,
-            "import-verdicts": cmd_import_verdicts, "reparse": cmd_reparse, "stats": cmd_stats,
-            "export": cmd_export, "pack": cmd_pack, "merge": cmd_merge}
+COMMANDS = {
+    "import": cmd_import,
+    "info": cmd_info,
+    "demo": cmd_demo,
+    "judge": cmd_judge,
+    "import-verdicts": cmd_import_verdicts,
+    "reparse": cmd_reparse,
+    "stats": cmd_stats,
+    "export": cmd_export,
+    "pack": cmd_pack,
+    "merge": cmd_merge,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -105,9 +105,15 @@ def repeat_problems(path: Path, repeats) -> tuple[int, list[ImportProblem]]:
         if same:
             identical += 1
         else:
-            problems.append(ImportProblem(
-                str(path), line, f"repeats line {first_line}'s id, prompt and responses with other content"
-                " (reference, media or fields differ); which one is right?", ext_id))
+            problems.append(
+                ImportProblem(
+                    str(path),
+                    line,
+                    f"repeats line {first_line}'s id, prompt and responses with other content"
+                    " (reference, media or fields differ); which one is right?",
+                    ext_id,
+                )
+            )
     return identical, problems
 
 
@@ -131,8 +137,11 @@ def import_file(
     """
     path = Path(path)
     dataset_format, ctx = open_source(path, fmt, media_root, mapping, store.media_dir, allow_outside_media)
-    options = {"media_root": str(ctx.media_root) if ctx.media_root else None, "mapping": ctx.mapping,
-               "allow_outside_media": allow_outside_media}
+    options = {
+        "media_root": str(ctx.media_root) if ctx.media_root else None,
+        "mapping": ctx.mapping,
+        "allow_outside_media": allow_outside_media,
+    }
     result = AddResult()
     try:
         with gc_paused(), store.transaction():
@@ -153,11 +162,16 @@ def import_file(
         raise
     report = ImportReport(source=str(path), format=dataset_format.name, problems=list(ctx.problems))
     for ext_id, line in zip(result.conflicts, result.conflict_lines):
-        report.problems.append(ImportProblem(
-            str(path), line,
-            "this item (same id, prompt and responses) is already in the project with other content"
-            " (reference, media or fields); kept the stored one", ext_id, fatal=False,
-        ))
+        report.problems.append(
+            ImportProblem(
+                str(path),
+                line,
+                "this item (same id, prompt and responses) is already in the project with other content"
+                " (reference, media or fields); kept the stored one",
+                ext_id,
+                fatal=False,
+            )
+        )
     report.added = len(result.added)
     report.unchanged = len(result.unchanged)
     report.conflicts = len(result.conflicts)
@@ -204,11 +218,15 @@ def describe_missing(report: ImportReport, db: str | Path) -> str | None:
         return None
     total = report.added
     shown = "; ".join(f"{item}: {ref}" for item, ref in report.missing_examples)
-    text = (f"{report.items_missing_media:,} of {total:,} items added have no media file; first "
-            f"{len(report.missing_examples)}: {shown}.\n  `pairscope info --db {db} --missing` lists them all.")
+    text = (
+        f"{report.items_missing_media:,} of {total:,} items added have no media file; first "
+        f"{len(report.missing_examples)}: {shown}.\n  `pairscope info --db {db} --missing` lists them all."
+    )
     if report.missing_prefix:
-        text += (f"\n  Every missing path starts with {report.missing_prefix!r}: if those files are elsewhere,"
-                 f" import again with --media-root FOLDER (the folder that holds {report.missing_prefix}).")
+        text += (
+            f"\n  Every missing path starts with {report.missing_prefix!r}: if those files are elsewhere,"
+            f" import again with --media-root FOLDER (the folder that holds {report.missing_prefix})."
+        )
     return text
 
 

@@ -14,8 +14,9 @@ from .records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from .store import Store
 
 
-def draft_to_label(item_id: int, annotator: str, order: tuple[int, ...], draft: LabelDraft,
-                   kind: str = "label") -> Label:
+def draft_to_label(
+    item_id: int, annotator: str, order: tuple[int, ...], draft: LabelDraft, kind: str = "label"
+) -> Label:
     """Turn what the panel shows into a storable label (response indices, order kept)."""
     if draft.is_empty:
         return Label(item_id, annotator, "cleared", display_order=order, kind=kind)
@@ -159,8 +160,7 @@ class LabelingSession:
 
     def table_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> ItemFilter:
         """The table's filter; ``labeled``/``unlabeled`` mean this session's kind."""
-        return ItemFilter(category=category, text=text, status=status, annotator=self.annotator,
-                          label_kind=self.kind)
+        return ItemFilter(category=category, text=text, status=status, annotator=self.annotator, label_kind=self.kind)
 
     def row_of(self, item_id: int, item_filter: ItemFilter | None = None) -> int:
         """The item's row in the table under ``item_filter``."""
@@ -188,4 +188,3 @@ class LabelingSession:
             status = "discarded" if label.outcome == "discard" else "labeled"
             rows.append(TableRow(s, status, describe(draft)))
         return rows
-

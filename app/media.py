@@ -114,9 +114,7 @@ def open_image(
     with _open_header(p) as img:
         w, h = img.size
         if w * h > max_pixels:
-            raise MediaError(
-                p, f"image is {w}x{h} = {w * h:,} pixels, over the limit of {max_pixels:,} pixels"
-            )
+            raise MediaError(p, f"image is {w}x{h} = {w * h:,} pixels, over the limit of {max_pixels:,} pixels")
         try:
             if max_size is not None:
                 mw, mh = int(max_size[0]), int(max_size[1])

@@ -118,8 +118,9 @@ class Item:
     ``ext_id`` is the item's display id, unique in a project: the dataset's own id, or, when
     the dataset repeats an id with different content, that id plus ``#2``, ``#3``… in file
     order; ``source_id`` then holds the dataset's id verbatim (``None`` when it equals
-    ``ext_id``). ``id`` is the store's key, ``None`` before the item is stored. ``extra`` holds every field of the source row that
-    PairScope does not interpret, verbatim, so exports lose nothing.
+    ``ext_id``). ``id`` is the store's key, ``None`` before the item is stored. ``extra`` holds
+    every field of the source row that PairScope does not interpret, verbatim, so exports lose
+    nothing.
     """
 
     ext_id: str
@@ -234,9 +235,13 @@ class ItemFilter:
     label_kind: str = "label"
 
     def __post_init__(self) -> None:
-        for name, allowed in (("status", FILTER_STATUSES), ("judge", FILTER_JUDGE),
-                              ("disagreement", FILTER_DISAGREEMENTS), ("error_source", FILTER_ERROR_SOURCES),
-                              ("label_kind", LABEL_KINDS)):
+        for name, allowed in (
+            ("status", FILTER_STATUSES),
+            ("judge", FILTER_JUDGE),
+            ("disagreement", FILTER_DISAGREEMENTS),
+            ("error_source", FILTER_ERROR_SOURCES),
+            ("label_kind", LABEL_KINDS),
+        ):
             value = getattr(self, name)
             if value is not None and value not in allowed:
                 raise ValueError(f"ItemFilter.{name} must be one of {', '.join(allowed)} or None, got {value!r}")

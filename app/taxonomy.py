@@ -66,7 +66,7 @@ def strip_image_token(query: str) -> str:
     """Drop the leading ``<image>`` placeholder line that VL-RewardBench queries carry."""
     text = query.lstrip()
     if text.startswith("<image>"):
-        return text[len("<image>"):].lstrip("\n").lstrip()
+        return text[len("<image>") :].lstrip("\n").lstrip()
     return query
 
 

@@ -216,9 +216,37 @@ def wrap_timed(obj, name: str, bucket: dict[str, float], key: str | None = None)
 # -- fixtures ------------------------------------------------------------------------------
 
 WORDS = (
-    "the", "a", "red", "blue", "green", "circle", "square", "there", "are", "two", "three", "four", "left", "right",
-    "of", "image", "shows", "count", "object", "text", "sign", "person", "table", "answer", "because", "first",
-    "second", "visible", "near", "small", "large",
+    "the",
+    "a",
+    "red",
+    "blue",
+    "green",
+    "circle",
+    "square",
+    "there",
+    "are",
+    "two",
+    "three",
+    "four",
+    "left",
+    "right",
+    "of",
+    "image",
+    "shows",
+    "count",
+    "object",
+    "text",
+    "sign",
+    "person",
+    "table",
+    "answer",
+    "because",
+    "first",
+    "second",
+    "visible",
+    "near",
+    "small",
+    "large",
 )
 CATEGORIES = ("general", "hallucination", "reasoning")
 
@@ -227,8 +255,14 @@ def sentence(rng: random.Random, n: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
 
 
-def make_item(rng: random.Random, i: int, media_path: str | None, media_ref: str, rare: str | None = None,
-              response_words: tuple[int, int] = (45, 75)):
+def make_item(
+    rng: random.Random,
+    i: int,
+    media_path: str | None,
+    media_ref: str,
+    rare: str | None = None,
+    response_words: tuple[int, int] = (45, 75),
+):
     """One two-response image item like VL-RewardBench's (prompt 8–30 words)."""
     from pairscope.app.records import Item, MediaRef, Reference, Response
 
@@ -284,8 +318,9 @@ def write_jpegs(folder: Path, count: int, size=(4000, 3000), quality: int = 90, 
     return paths
 
 
-def build_large_project(path: Path, n_items: int, annotator: str, labeled_fraction: float,
-                        png: Path, rare: str, batch: int = 10000) -> dict:
+def build_large_project(
+    path: Path, n_items: int, annotator: str, labeled_fraction: float, png: Path, rare: str, batch: int = 10000
+) -> dict:
     """A project of ``n_items`` items (one small PNG each) added with ``Store.add_items`` in
     batches inside one transaction, and the first ``labeled_fraction`` of them labeled by
     ``annotator`` (display order drawn, then a label) through ``store.add_label`` in one
@@ -307,8 +342,9 @@ def build_large_project(path: Path, n_items: int, annotator: str, labeled_fracti
         with store.transaction():
             for item_id in range(1, n_labeled + 1):
                 order = store.display_order(item_id, annotator)
-                store.add_label(Label(item_id, annotator, "prefer", ranking=order, strength="clearly",
-                                      display_order=order))
+                store.add_label(
+                    Label(item_id, annotator, "prefer", ranking=order, strength="clearly", display_order=order)
+                )
         labeled = time.perf_counter() - start
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return {"build_s": built, "label_s": labeled, "labeled": n_labeled, "size_mb": path.stat().st_size / 1e6}

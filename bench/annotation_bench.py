@@ -85,8 +85,18 @@ class Sizes:
     scroll_positions: int = 20
 
 
-QUICK = Sizes(cold_runs=2, next_items=8, next_steps=6, next_passes=1, commit_labels=60, commit_runs=1,
-              large_items=5_000, large_runs=1, filter_reps=2, scroll_positions=8)
+QUICK = Sizes(
+    cold_runs=2,
+    next_items=8,
+    next_steps=6,
+    next_passes=1,
+    commit_labels=60,
+    commit_runs=1,
+    large_items=5_000,
+    large_runs=1,
+    filter_reps=2,
+    scroll_positions=8,
+)
 
 
 # == child processes ==========================================================================
@@ -120,7 +130,9 @@ def report(**extra):
                           peak_rss_mb=status["VmHWM"], modules=len(sys.modules), **extra)), flush=True)
 """
 
-BARE_CHILD = _CHILD_COMMON + r"""
+BARE_CHILD = (
+    _CHILD_COMMON
+    + r"""
 from PySide6.QtWidgets import QMainWindow
 T_IMPORT = time.perf_counter()
 app = QApplication(["bench"])
@@ -135,8 +147,11 @@ T_PAINTED = time.perf_counter()
 report()
 os._exit(0)
 """
+)
 
-APP_CHILD = _CHILD_COMMON + r"""
+APP_CHILD = (
+    _CHILD_COMMON
+    + r"""
 from PySide6.QtWidgets import QGraphicsView
 from pairscope.app.store import Store
 from pairscope.app.gui.controller import AnnotationController
@@ -159,6 +174,7 @@ report(t_window=T_WINDOW, heavy=[m for m in sys.argv[3].split(",") if m in sys.m
 window.close()  # closes the project (not timed)
 os._exit(0)
 """
+)
 
 
 def run_child(args: list[str], timeout: float = 300) -> tuple[dict, float]:
@@ -208,20 +224,30 @@ def section_cold(sizes: Sizes, work: Path) -> None:
     b, a = m(bare, "start_to_paint"), m(app, "start_to_paint")
     torch = any("torch" in r["heavy"] for r in app)
     heavy = sorted({h for r in app for h in r["heavy"]})
-    print(f"== cold start: process start → first item painted ({sizes.cold_runs} runs each, alternating, "
-          "after one warm-up; demo project)")
-    print(f"bare window: median {b:.2f} s  runs {[round(r['start_to_paint'], 2) for r in bare]}"
-          f"  (import Qt {m(bare, 't_import') - m(bare, 't0'):.2f} s)")
+    print(
+        f"== cold start: process start → first item painted ({sizes.cold_runs} runs each, alternating, "
+        "after one warm-up; demo project)"
+    )
+    print(
+        f"bare window: median {b:.2f} s  runs {[round(r['start_to_paint'], 2) for r in bare]}"
+        f"  (import Qt {m(bare, 't_import') - m(bare, 't0'):.2f} s)"
+    )
     print(f"PairScope:   median {a:.2f} s  runs {[round(r['start_to_paint'], 2) for r in app]}")
-    print(f"  interpreter start {m(app, 'interpreter'):.2f} s, imports {m(app, 't_import') - m(app, 't0'):.2f} s, "
-          f"MainWindow() {m(app, 't_window') - m(app, 't_import'):.2f} s, "
-          f"show → media painted {m(app, 't_painted') - m(app, 't_window'):.2f} s")
+    print(
+        f"  interpreter start {m(app, 'interpreter'):.2f} s, imports {m(app, 't_import') - m(app, 't0'):.2f} s, "
+        f"MainWindow() {m(app, 't_window') - m(app, 't_import'):.2f} s, "
+        f"show → media painted {m(app, 't_painted') - m(app, 't_window'):.2f} s"
+    )
     print(f"ratio:       {a / b:.2f}x bare window")
-    print(f"modules:     {m(app, 'modules'):.0f} vs {m(bare, 'modules'):.0f}; heavy ones loaded: {', '.join(heavy) or 'none'}"
-          f" (checked: {', '.join(HEAVY_MODULES)})")
+    print(
+        f"modules:     {m(app, 'modules'):.0f} vs {m(bare, 'modules'):.0f};"
+        f" heavy ones loaded: {', '.join(heavy) or 'none'} (checked: {', '.join(HEAVY_MODULES)})"
+    )
     print(f"RSS at paint: {m(app, 'rss_mb'):.0f} MB vs {m(bare, 'rss_mb'):.0f} MB")
-    print(f"references to None at first paint: {m(app, 'none_refs'):,.0f} (what PySide6's refcount bug eats away,"
-          " see the next section)")
+    print(
+        f"references to None at first paint: {m(app, 'none_refs'):,.0f} (what PySide6's refcount bug eats away,"
+        " see the next section)"
+    )
     print(f"torch_imported={torch}")
     print(f"target ≤ 3x bare window: {verdict(a / b <= 3)}")
     print(f"target torch not imported: {verdict(not torch)}")
@@ -232,8 +258,13 @@ def section_cold(sizes: Sizes, work: Path) -> None:
 
 def _repaint_costs(window, canvas) -> dict[str, float]:
     """Median time of a synchronous repaint() of the parts a step repaints (diagnostic)."""
-    parts = {"whole window": window, "image view": canvas.viewport(), "item table": window.table.viewport(),
-             "responses": window.responses, "label panel": window.panel}
+    parts = {
+        "whole window": window,
+        "image view": canvas.viewport(),
+        "item table": window.table.viewport(),
+        "responses": window.responses,
+        "label panel": window.panel,
+    }
     costs = {}
     for name, widget in parts.items():
         samples = []
@@ -245,8 +276,9 @@ def _repaint_costs(window, canvas) -> dict[str, float]:
     return costs
 
 
-def _next_pass(app, pump, project: Path, annotator: str, steps: int, prefetch: bool, read_s: float,
-               costs: dict | None = None) -> list[dict]:
+def _next_pass(
+    app, pump, project: Path, annotator: str, steps: int, prefetch: bool, read_s: float, costs: dict | None = None
+) -> list[dict]:
     """Open a window with a fresh cache and step through ``steps`` items with move(1);
     with ``costs``, fill it with :func:`_repaint_costs` at the end."""
     from PySide6.QtWidgets import QGraphicsView
@@ -342,32 +374,52 @@ def section_next(sizes: Sizes, work: Path) -> None:
     for n in range(sizes.next_passes):
         for prefetch in (True, False):  # alternating; each pass a new window, cache and annotator
             annotator = f"{'pre' if prefetch else 'no'}fetch-{n}"
-            modes[prefetch].append(_next_pass(app, pump, project, annotator, sizes.next_steps, prefetch, sizes.read_s,
-                                              costs if n == 0 and prefetch else None))
+            modes[prefetch].append(
+                _next_pass(
+                    app,
+                    pump,
+                    project,
+                    annotator,
+                    sizes.next_steps,
+                    prefetch,
+                    sizes.read_s,
+                    costs if n == 0 and prefetch else None,
+                )
+            )
     pump.stop()
 
     raw_med = median(raw)
     mb = median(p.stat().st_size for p in used) / 1e6
-    print(f"== next item: move(1) → next {describe_image(photos[0])} JPEG painted ({len(used)} files, median {mb:.1f} MB, "
-          f"made in {made:.0f} s; {sizes.next_steps} steps × {sizes.next_passes} passes; p95 by nearest rank)")
-    print(f"raw decode:   median {ms(raw_med)}  (open_image → {shown_size[0]}×{shown_size[1]}; "
-          f"+ pil_to_qimage {ms(median(converted))})")
+    print(
+        f"== next item: move(1) → next {describe_image(photos[0])} JPEG painted"
+        f" ({len(used)} files, median {mb:.1f} MB, made in {made:.0f} s;"
+        f" {sizes.next_steps} steps × {sizes.next_passes} passes; p95 by nearest rank)"
+    )
+    print(
+        f"raw decode:   median {ms(raw_med)}  (open_image → {shown_size[0]}×{shown_size[1]}; "
+        f"+ pil_to_qimage {ms(median(converted))})"
+    )
     for prefetch, passes in modes.items():
         p95s = [pct([s["total"] for s in steps], 95) for steps in passes]
         flat = [s for steps in passes for s in steps]
         hits = sum(s["hit"] for s in flat)
         name = "prefetch" if prefetch else "no prefetch"
-        print(f"{name + ':':13} p95 {ms(median(p95s))}  passes {ms_list(p95s)} ms; p50 {ms(median(s['total'] for s in flat))},"
-              f" max {ms(max(s['total'] for s in flat))}; cache hits {hits}/{len(flat)}"
-              + (f"; {sizes.read_s * 1000:.0f} ms pause per step" if prefetch else ""))
+        print(
+            f"{name + ':':13} p95 {ms(median(p95s))}  passes {ms_list(p95s)} ms;"
+            f" p50 {ms(median(s['total'] for s in flat))}, max {ms(max(s['total'] for s in flat))};"
+            f" cache hits {hits}/{len(flat)}" + (f"; {sizes.read_s * 1000:.0f} ms pause per step" if prefetch else "")
+        )
 
         def part(key, rows=flat):
             return median(s.get(key, 0.0) for s in rows)
 
-        print(f"  per step (medians): move() returns after {ms(part('sync'))}: controller.open {ms(part('open'))}"
-              f" (display_order {ms(part('display_order'))}, get_item ×{4 if prefetch else 1} {ms(part('get_item'))}"
-              f"{', show_images ' + ms(part('show_images')) if prefetch else ''}), show_responses {ms(part('show_responses'))};"
-              f" show_images {ms(part('show_images'))}; then painted after {ms(median(s['total'] - s['sync'] for s in flat))}")
+        print(
+            f"  per step (medians): move() returns after {ms(part('sync'))}: controller.open {ms(part('open'))}"
+            f" (display_order {ms(part('display_order'))}, get_item ×{4 if prefetch else 1} {ms(part('get_item'))}"
+            f"{', show_images ' + ms(part('show_images')) if prefetch else ''}),"
+            f" show_responses {ms(part('show_responses'))}; show_images {ms(part('show_images'))};"
+            f" then painted after {ms(median(s['total'] - s['sync'] for s in flat))}"
+        )
         if prefetch:
             print("  repaint() alone (median of 7): " + ", ".join(f"{k} {ms(v)}" for k, v in costs.items()))
             print(f"target p95 ≤ 16 ms: {verdict(median(p95s) <= 0.016)}")
@@ -377,10 +429,12 @@ def section_next(sizes: Sizes, work: Path) -> None:
             print(f"target ≤ 1.5x raw decode: {verdict(ratio <= 1.5)}")
     flat = [s for passes in modes.values() for steps in passes for s in steps]
     lost, at_open = median(s["none_lost"] for s in flat), median(s["none_at_open"] for s in flat)
-    print(f"stability:    each step drops {lost:.0f} references to None (PySide6 6.12 void-call refcount bug,"
-          f" Python {sys.version_info.major}.{sys.version_info.minor}); with {at_open:,.0f} when the window is up,"
-          f" an unguarded process aborts (none_dealloc) after ~{at_open / max(lost, 1):.0f} items"
-          + ("; this process was guarded" if guarded else ""))
+    print(
+        f"stability:    each step drops {lost:.0f} references to None (PySide6 6.12 void-call refcount bug,"
+        f" Python {sys.version_info.major}.{sys.version_info.minor}); with {at_open:,.0f} when the window is up,"
+        f" an unguarded process aborts (none_dealloc) after ~{at_open / max(lost, 1):.0f} items"
+        + ("; this process was guarded" if guarded else "")
+    )
 
 
 def describe_image(path: Path) -> str:
@@ -449,8 +503,21 @@ def section_commit(sizes: Sizes, work: Path) -> None:
             assert session.save(item_id, draft) is not None
             app_t.append(time.perf_counter() - start)
             parts_all.append(dict(parts))
-            row = (str(uuid.uuid4()), item_id, 1, utc_now(), "label", "prefer", "[0, 1]", "clearly", "[]", "[]", "",
-                   "[0, 1]", "[]")
+            row = (
+                str(uuid.uuid4()),
+                item_id,
+                1,
+                utc_now(),
+                "label",
+                "prefer",
+                "[0, 1]",
+                "clearly",
+                "[]",
+                "[]",
+                "",
+                "[0, 1]",
+                "[]",
+            )
             start = time.perf_counter()
             conn.execute("BEGIN IMMEDIATE")
             conn.execute("INSERT INTO labels VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
@@ -468,12 +535,18 @@ def section_commit(sizes: Sizes, work: Path) -> None:
 
     s95, s_runs, s50, smax = summary(saves)
     b95, b_runs, b50, bmax = summary(bases)
-    print(f"== label commit: LabelingSession.save, WAL + synchronous=FULL ({sizes.commit_labels} labels × "
-          f"{sizes.commit_runs} runs; temp folder on {filesystem_of(work)})")
-    print(f"save:        p95 {ms(s95)}  runs {ms_list(s_runs)} ms; p50 {ms(s50)}, max {ms(smax)};"
-          f" of which add_label p50 {ms(median(p['add_label'] for p in parts_all))}")
-    print(f"baseline:    p95 {ms(b95)}  runs {ms_list(b_runs)} ms; p50 {ms(b50)}, max {ms(bmax)}"
-          "  (bare BEGIN IMMEDIATE; INSERT; COMMIT of a label row, same pragmas and indexes)")
+    print(
+        f"== label commit: LabelingSession.save, WAL + synchronous=FULL ({sizes.commit_labels} labels × "
+        f"{sizes.commit_runs} runs; temp folder on {filesystem_of(work)})"
+    )
+    print(
+        f"save:        p95 {ms(s95)}  runs {ms_list(s_runs)} ms; p50 {ms(s50)}, max {ms(smax)};"
+        f" of which add_label p50 {ms(median(p['add_label'] for p in parts_all))}"
+    )
+    print(
+        f"baseline:    p95 {ms(b95)}  runs {ms_list(b_runs)} ms; p50 {ms(b50)}, max {ms(bmax)}"
+        "  (bare BEGIN IMMEDIATE; INSERT; COMMIT of a label row, same pragmas and indexes)"
+    )
     print(f"ratio:       {s95 / b95:.2f}x baseline (p95); save costs {ms(s50 - b50)} more than the bare commit at p50")
     print(f"target p95 ≤ 5 ms: {verdict(s95 <= 0.005)}")
 
@@ -516,8 +589,13 @@ def child_large(path: Path, reps: int, positions: int) -> None:
     checkpoints["window"] = rss_mb()
 
     parts: dict[str, float] = {}
-    for obj, name in ((controller, "row_count"), (controller, "row_of"), (controller, "page"),
-                      (window.table, "set_items"), (window.table, "select_row")):
+    for obj, name in (
+        (controller, "row_count"),
+        (controller, "row_of"),
+        (controller, "page"),
+        (window.table, "set_items"),
+        (window.table, "select_row"),
+    ):
         wrap_timed(obj, name, parts)
 
     def timed_filter() -> dict:
@@ -566,8 +644,11 @@ def child_large(path: Path, reps: int, positions: int) -> None:
             conn.execute("SELECT count(*) FROM items WHERE prompt LIKE ?", (f"%{query}%",)).fetchone()
             bare.setdefault(query, []).append(time.perf_counter() - begin)
         begin = time.perf_counter()
-        conn.execute("SELECT count(*) FROM items WHERE id NOT IN (SELECT l.item_id FROM labels l JOIN annotators a"
-                     " ON a.id = l.annotator_id WHERE a.name = ?)", (ANNOTATOR,)).fetchone()
+        conn.execute(
+            "SELECT count(*) FROM items WHERE id NOT IN (SELECT l.item_id FROM labels l JOIN annotators a"
+            " ON a.id = l.annotator_id WHERE a.name = ?)",
+            (ANNOTATOR,),
+        ).fetchone()
         bare.setdefault("unlabeled", []).append(time.perf_counter() - begin)
     conn.close()
     out["bare"] = {k: v[1:] for k, v in bare.items()}  # the first round warms the cache
@@ -576,7 +657,8 @@ def child_large(path: Path, reps: int, positions: int) -> None:
     try:  # a private helper, used for EXPLAIN QUERY PLAN only: skip the plans if it moves
         from pairscope.app.store.items import _filter_sql
 
-        for key, flt in (("text", session.table_filter(RARE_WORD)), ("status", session.table_filter(status="unlabeled"))):
+        filters = (("text", session.table_filter(RARE_WORD)), ("status", session.table_filter(status="unlabeled")))
+        for key, flt in filters:
             where, params = _filter_sql(flt)
             sql = f"EXPLAIN QUERY PLAN SELECT count(*) FROM items i WHERE {where}"
             plans[key] = [r[-1] for r in controller.store.query(sql, params)]
@@ -594,9 +676,18 @@ def child_large(path: Path, reps: int, positions: int) -> None:
         window.table.select_row(row)
         sync = time.perf_counter() - begin
         sync_parts = dict(parts)
-        end = pump.until(lambda before=before: table_paints.count > before, what="the scrolled table", watch=table_paints)
-        scroll.append({"row": row, "total": end - begin, "sync": sync, "page": parts.get("page", 0.0),
-                       "page_sync": sync_parts.get("page", 0.0)})
+        end = pump.until(
+            lambda before=before: table_paints.count > before, what="the scrolled table", watch=table_paints
+        )
+        scroll.append(
+            {
+                "row": row,
+                "total": end - begin,
+                "sync": sync,
+                "page": parts.get("page", 0.0),
+                "page_sync": sync_parts.get("page", 0.0),
+            }
+        )
         pump.idle(0.05)
     out["scroll"] = scroll
     pump.idle(0.3)
@@ -631,9 +722,18 @@ def section_large(sizes: Sizes, work: Path) -> None:
         for p in work.glob("large-run.pairscope*"):
             p.unlink()
         shutil.copyfile(project, copy)  # each run starts from the same state (no display orders drawn)
-        result, _spawned = run_child([str(Path(__file__).resolve()), "--child-large", str(copy),
-                                      "--reps", str(sizes.filter_reps), "--positions", str(sizes.scroll_positions)],
-                                     timeout=900)
+        result, _spawned = run_child(
+            [
+                str(Path(__file__).resolve()),
+                "--child-large",
+                str(copy),
+                "--reps",
+                str(sizes.filter_reps),
+                "--positions",
+                str(sizes.scroll_positions),
+            ],
+            timeout=900,
+        )
         runs.append(result)
     for p in work.glob("large-run.pairscope*"):
         p.unlink()
@@ -642,19 +742,28 @@ def section_large(sizes: Sizes, work: Path) -> None:
         return median(list(values))
 
     n = sizes.large_items
-    print(f"== large project: {n:,} items, the first 30 % labeled by the annotator ({len(runs)} runs in fresh processes,"
-          f" each on a fresh copy; {sizes.filter_reps} reps per filter)")
+    print(
+        f"== large project: {n:,} items, the first 30 % labeled by the annotator"
+        f" ({len(runs)} runs in fresh processes, each on a fresh copy; {sizes.filter_reps} reps per filter)"
+    )
     if built:
-        print(f"fixture:     add_items {built['build_s']:.1f} s, {built['labeled']:,} labels {built['label_s']:.1f} s,"
-              f" {built['size_mb']:.0f} MB")
+        print(
+            f"fixture:     add_items {built['build_s']:.1f} s, {built['labeled']:,} labels {built['label_s']:.1f} s,"
+            f" {built['size_mb']:.0f} MB"
+        )
     else:
         print(f"fixture:     reused {project} ({project.stat().st_size / 1e6:.0f} MB)")
-    print(f"open:        store + MainWindow + show → first rows painted: median {m(r['open_s'] for r in runs):.2f} s"
-          f"  runs {[round(r['open_s'], 2) for r in runs]} (MainWindow() {m(r['construct_s'] for r in runs):.2f} s;"
-          f" resume row {runs[0]['resume_row']:,} of {runs[0]['rows']:,})")
+    print(
+        f"open:        store + MainWindow + show → first rows painted: median {m(r['open_s'] for r in runs):.2f} s"
+        f"  runs {[round(r['open_s'], 2) for r in runs]} (MainWindow() {m(r['construct_s'] for r in runs):.2f} s;"
+        f" resume row {runs[0]['resume_row']:,} of {runs[0]['rows']:,})"
+    )
     opening = runs[0]["opening"]
-    print("    in MainWindow(): " + ", ".join(f"{k} {m(r['opening'].get(k, 0) for r in runs):.2f} s" for k in opening)
-          + " (resume_row → store.first_unlabeled)")
+    print(
+        "    in MainWindow(): "
+        + ", ".join(f"{k} {m(r['opening'].get(k, 0) for r in runs):.2f} s" for k in opening)
+        + " (resume_row → store.first_unlabeled)"
+    )
     worst_key, worst = None, 0.0
     bare_like = m(x for r in runs for q, _w in TEXT_QUERIES for x in r["bare"][q])
     for key in runs[0]["filters"]:
@@ -667,12 +776,17 @@ def section_large(sizes: Sizes, work: Path) -> None:
         base_key = value if kind == "text" else "unlabeled"
         base = m(x for r in runs for x in r["bare"][base_key])
         label = f"{kind} filter {value!r}" + (f" ({what})" if what else "")
-        print(f"{label}: apply_filter median {ms(apply_)} (runs {ms_list(m(s['apply'] for s in r['filters'][key]) for r in runs)}"
-              f" ms), {samples[0]['rows']:,} rows, table painted after {ms(m(s['painted'] for s in samples))}")
-        print(f"    in apply_filter: count {ms(m(s.get('row_count', 0) for s in samples))}, row_of"
-              f" {ms(m(s.get('row_of', 0) for s in samples))}, pages {ms(m(s.get('page', 0) for s in samples))},"
-              f" select_row (shows the item) {ms(m(s.get('select_row', 0) for s in samples))};"
-              f" bare {'LIKE' if kind == 'text' else 'NOT IN'} count {ms(base)} → {apply_ / base:.1f}x")
+        runs_ms = ms_list(m(s["apply"] for s in r["filters"][key]) for r in runs)
+        print(
+            f"{label}: apply_filter median {ms(apply_)} (runs {runs_ms}"
+            f" ms), {samples[0]['rows']:,} rows, table painted after {ms(m(s['painted'] for s in samples))}"
+        )
+        print(
+            f"    in apply_filter: count {ms(m(s.get('row_count', 0) for s in samples))}, row_of"
+            f" {ms(m(s.get('row_of', 0) for s in samples))}, pages {ms(m(s.get('page', 0) for s in samples))},"
+            f" select_row (shows the item) {ms(m(s.get('select_row', 0) for s in samples))};"
+            f" bare {'LIKE' if kind == 'text' else 'NOT IN'} count {ms(base)} → {apply_ / base:.1f}x"
+        )
     clears = [s for r in runs for s in r["clears"]]
     print(f"clear filter: apply_filter median {ms(m(s['apply'] for s in clears))} (back to {clears[0]['rows']:,} rows)")
     print(f"baseline:    SELECT count(*) FROM items WHERE prompt LIKE ? (the three words): median {ms(bare_like)}")
@@ -682,10 +796,12 @@ def section_large(sizes: Sizes, work: Path) -> None:
     print(f"target filter ≤ 100 ms: {verdict(worst <= 0.1)} (worst: {worst_key} {ms(worst)})")
 
     scroll = [s for r in runs for s in r["scroll"]]
-    print(f"scrolling:   select_row at {sizes.scroll_positions} positions → table painted: median"
-          f" {ms(m(s['total'] for s in scroll))}, p95 {ms(pct([s['total'] for s in scroll], 95))},"
-          f" max {ms(max(s['total'] for s in scroll))}; page loads median {ms(m(s['page'] for s in scroll))}"
-          f" (last row: {ms(m(s['page'] for s in scroll if s['row'] == scroll[-1]['row']))})")
+    print(
+        f"scrolling:   select_row at {sizes.scroll_positions} positions → table painted: median"
+        f" {ms(m(s['total'] for s in scroll))}, p95 {ms(pct([s['total'] for s in scroll], 95))},"
+        f" max {ms(max(s['total'] for s in scroll))}; page loads median {ms(m(s['page'] for s in scroll))}"
+        f" (last row: {ms(m(s['page'] for s in scroll if s['row'] == scroll[-1]['row']))})"
+    )
     peak, bare_rss = m(r["peak_rss_mb"] for r in runs), m(b["peak_rss_mb"] for b in bare)
     cp = {k: m(r["rss"][k] for r in runs) for k in runs[0]["rss"]}
     print(f"peak RSS:    median {peak:.0f} MB  runs {[round(r['peak_rss_mb']) for r in runs]}")
@@ -716,8 +832,10 @@ def main() -> None:
         sizes = Sizes(**{**sizes.__dict__, "large_items": args.large_items})
     sections = args.only or list(SECTIONS)
     started = time.perf_counter()
-    print(f"python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs,"
-          f" QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}{', quick sizes' if args.quick else ''}")
+    print(
+        f"python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs,"
+        f" QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']}{', quick sizes' if args.quick else ''}"
+    )
     if args.workdir:
         args.workdir.mkdir(parents=True, exist_ok=True)
         work, cleanup = args.workdir, None
@@ -729,7 +847,8 @@ def main() -> None:
             if name in sections:
                 begin = time.perf_counter()
                 {"cold": section_cold, "next": section_next, "commit": section_commit, "large": section_large}[name](
-                    sizes, work)
+                    sizes, work
+                )
                 print(f"({name}: {time.perf_counter() - begin:.0f} s)\n", flush=True)
     finally:
         if cleanup is not None:

@@ -32,10 +32,16 @@ def build(folder: Path, n: int) -> Path:
     for k in range(n):
         path = images / f"{k}.png"
         Image.new("RGB", (64, 48), (k % 256, (k // 256) % 256, 128)).save(path)
-        items.append(Item(ext_id=f"wildvision_{k}", prompt="How many?", category="general",
-                          responses=(Response(0, "a " * rng.randint(10, 80)), Response(1, "b " * rng.randint(10, 80))),
-                          media=(MediaRef("image", f"images/{k}.png", str(path)),),
-                          reference=Reference(ranking=(0, 1))))
+        items.append(
+            Item(
+                ext_id=f"wildvision_{k}",
+                prompt="How many?",
+                category="general",
+                responses=(Response(0, "a " * rng.randint(10, 80)), Response(1, "b " * rng.randint(10, 80))),
+                media=(MediaRef("image", f"images/{k}.png", str(path)),),
+                reference=Reference(ranking=(0, 1)),
+            )
+        )
     project = folder / "p.pairscope"
     with Store.create(project) as store:
         store.add_items(items)
@@ -65,7 +71,10 @@ def main() -> None:
             assert result.n_items == args.items
     med = statistics.median
     print(f"items: {args.items} with one image each; runs: {args.runs}")
-    print(f"export:   median {med(exports):.2f} s ({args.items / med(exports):,.0f} items/s)  runs {[round(x, 2) for x in exports]}")
+    print(
+        f"export:   median {med(exports):.2f} s ({args.items / med(exports):,.0f} items/s)"
+        f"  runs {[round(x, 2) for x in exports]}"
+    )
     print(f"baseline: median {med(copies):.2f} s  (shutil.copyfile of the same images)")
     print(f"ratio:    {med(exports) / med(copies):.1f}x baseline")
 

@@ -91,27 +91,71 @@ def build(path: Path, n_items: int, seed: int = 3) -> dict:
                         reasons = [rng.choice(("both_wrong", "media_unusable", "needs_expert"))]
                     else:
                         outcome = "cleared"
-                    rows.append((str(uuid.uuid4()), item_id, annotator_id, _stamp(base, clock), "label", outcome,
-                                 dumps(ranking), preferred, "clearly" if preferred is not None else None,
-                                 dumps(errors), dumps(reasons), "", "[0, 1]", "[]"))
+                    rows.append(
+                        (
+                            str(uuid.uuid4()),
+                            item_id,
+                            annotator_id,
+                            _stamp(base, clock),
+                            "label",
+                            outcome,
+                            dumps(ranking),
+                            preferred,
+                            "clearly" if preferred is not None else None,
+                            dumps(errors),
+                            dumps(reasons),
+                            "",
+                            "[0, 1]",
+                            "[]",
+                        )
+                    )
         judge_id = store.annotator_id("dana")
         for item_id in rng.sample(ids, len(ids) * 3 // 100):
             clock += 1
             best = refs[item_id]
-            rows.append((str(uuid.uuid4()), item_id, judge_id, _stamp(base, clock), "adjudication", "prefer",
-                         dumps([best, 1 - best]), best, None, "[]", "[]", "", "[0, 1]", "[]"))
+            rows.append(
+                (
+                    str(uuid.uuid4()),
+                    item_id,
+                    judge_id,
+                    _stamp(base, clock),
+                    "adjudication",
+                    "prefer",
+                    dumps([best, 1 - best]),
+                    best,
+                    None,
+                    "[]",
+                    "[]",
+                    "",
+                    "[0, 1]",
+                    "[]",
+                )
+            )
         with store.transaction() as conn:
             conn.executemany(
                 "INSERT INTO labels (uuid, item_id, annotator_id, created_at, kind, outcome, ranking, preferred,"
                 " strength, error_types, discard_reasons, note, display_order, step_marks)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
         times["labels"] = len(rows)
         times["labels_s"] = time.perf_counter() - start
 
         start = time.perf_counter()
-        run = store.create_run(backend="fake", model_path="m", weights_hash=None, template_name="pairwise",
-                               template_text="t", template_hash="h", mode="pairwise", k=1, both_orders=True,
-                               frames=8, seed=0, generation={})
+        run = store.create_run(
+            backend="fake",
+            model_path="m",
+            weights_hash=None,
+            template_name="pairwise",
+            template_text="t",
+            template_hash="h",
+            mode="pairwise",
+            k=1,
+            both_orders=True,
+            frames=8,
+            seed=0,
+            generation={},
+        )
         verdicts = []
         for item_id in ids:
             first = rng.random() < 0.8
@@ -119,8 +163,9 @@ def build(path: Path, n_items: int, seed: int = 3) -> dict:
                 parsed = rng.random() < 0.95
                 good = refs[item_id] if (first or s == 0) else 1 - refs[item_id]
                 choice = (good if rng.random() < 0.8 else 1 - good) if parsed else None
-                verdicts.append(VerdictRecord(run.id, item_id, s, (0, 1) if s == 0 else (1, 0), "x", choice,
-                                              None, parsed, None))
+                verdicts.append(
+                    VerdictRecord(run.id, item_id, s, (0, 1) if s == 0 else (1, 0), "x", choice, None, parsed, None)
+                )
         store.add_verdicts(verdicts)
         store.add_to_collection("hard", rng.sample(ids, 5_000))
         times["verdicts"] = len(verdicts)
@@ -157,13 +202,22 @@ def filters(run_id: int) -> dict[str, ItemFilter]:
         "error type (reference)": ItemFilter(error_type="counting", error_source="reference"),
         "discard reason": ItemFilter(discard_reason="needs_expert"),
         "collection": ItemFilter(collection="hard"),
-        "combined: text+judge wrong+unlabeled": ItemFilter(text="circle", judge_run=run_id, judge="wrong",
-                                                           status="unlabeled", annotator="bob"),
-        "combined: category+disagree+error": ItemFilter(category="general", disagreement="annotators",
-                                                        error_type="attribute"),
-        "combined: everything": ItemFilter(category="general", text="red", status="labeled", annotator="alice",
-                                           judge_run=run_id, judge="wrong", disagreement="reference",
-                                           error_type="counting"),
+        "combined: text+judge wrong+unlabeled": ItemFilter(
+            text="circle", judge_run=run_id, judge="wrong", status="unlabeled", annotator="bob"
+        ),
+        "combined: category+disagree+error": ItemFilter(
+            category="general", disagreement="annotators", error_type="attribute"
+        ),
+        "combined: everything": ItemFilter(
+            category="general",
+            text="red",
+            status="labeled",
+            annotator="alice",
+            judge_run=run_id,
+            judge="wrong",
+            disagreement="reference",
+            error_type="counting",
+        ),
     }
 
 
@@ -197,9 +251,11 @@ def main() -> None:
         path = Path(tmp) / "filters.pairscope"
         t = time.perf_counter()
         built = build(path, args.items)
-        print(f"fixture: {args.items} items, {built['labels']} label rows (3 annotators + adjudications), "
-              f"{built['verdicts']} verdicts, built in {time.perf_counter() - t:.1f} s "
-              f"(items {built['items_s']:.1f} s, labels {built['labels_s']:.1f} s, judge {built['judge_s']:.1f} s)")
+        print(
+            f"fixture: {args.items} items, {built['labels']} label rows (3 annotators + adjudications), "
+            f"{built['verdicts']} verdicts, built in {time.perf_counter() - t:.1f} s "
+            f"(items {built['items_s']:.1f} s, labels {built['labels_s']:.1f} s, judge {built['judge_s']:.1f} s)"
+        )
         with Store.open(path) as store:
             run_id = store.runs()[0].id
             cases = filters(run_id)
@@ -209,8 +265,10 @@ def main() -> None:
                 store.query("SELECT count(*) FROM items")
                 base.append(time.perf_counter() - start)
             baseline = med(base)
-            print(f"baseline: bare SELECT count(*) FROM items: median {baseline * 1e6:.0f} µs "
-                  "(the ratio column divides by it)")
+            print(
+                f"baseline: bare SELECT count(*) FROM items: median {baseline * 1e6:.0f} µs "
+                "(the ratio column divides by it)"
+            )
             print(f"{'filter':40} {'matches':>8} {'median':>9} {'max':>9} {'ratio':>7}  full scans")
             worst = 0.0
             for name, f in cases.items():
@@ -219,16 +277,20 @@ def main() -> None:
                 times = [r[0] for r in runs]
                 worst = max(worst, med(times))
                 scans = full_scans(store, f)
-                print(f"{name:40} {runs[0][1]:>8} {med(times) * 1000:>7.1f}ms {max(times) * 1000:>7.1f}ms "
-                      f"{med(times) / baseline:>6.0f}x  {'; '.join(scans) if scans else 'none'}")
+                print(
+                    f"{name:40} {runs[0][1]:>8} {med(times) * 1000:>7.1f}ms {max(times) * 1000:>7.1f}ms "
+                    f"{med(times) / baseline:>6.0f}x  {'; '.join(scans) if scans else 'none'}"
+                )
                 if args.plans:
                     from pairscope.app.store.items import _filter_sql
 
                     where, params = _filter_sql(f)
                     for row in store.query(f"EXPLAIN QUERY PLAN SELECT count(*) FROM items i WHERE {where}", params):
                         print("      ", row[3])
-        print(f"slowest filter: {worst * 1000:.1f} ms (count + first {PAGE} rows)   "
-              f"target ≤ {TARGET_S * 1000:.0f} ms: {'met' if worst <= TARGET_S else 'NOT met'}")
+        print(
+            f"slowest filter: {worst * 1000:.1f} ms (count + first {PAGE} rows)   "
+            f"target ≤ {TARGET_S * 1000:.0f} ms: {'met' if worst <= TARGET_S else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

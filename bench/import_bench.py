@@ -25,8 +25,10 @@ from PIL import Image
 from pairscope.app.importer import gc_paused, import_file, open_source
 from pairscope.app.store import Store
 
-WORDS = ("the a red blue green circle square there are two three four left right of image shows "
-         "count object text sign person table answer because first second visible near small large").split()
+WORDS = (
+    "the a red blue green circle square there are two three four left right of image shows "
+    "count object text sign person table answer because first second visible near small large"
+).split()
 PREFIXES = ("wildvision_battle_", "RLAIF-V-", "RLHF-V-", "hallucination_pair-", "mathverse_", "mmmu_pro_")
 TAGS = ("hallucination", "attribute", "counting", "recognition(object)", "recognition(text)", "others, blurry")
 
@@ -116,7 +118,10 @@ def main() -> None:
             sizes.append(s)
         med = statistics.median
         print(f"items: {args.items}  source: {size_mb:.1f} MB JSONL  runs: {args.runs}")
-        print(f"import:    median {med(full):.2f} s  ({args.items / med(full):,.0f} items/s)  runs {[round(x, 2) for x in full]}")
+        print(
+            f"import:    median {med(full):.2f} s  ({args.items / med(full):,.0f} items/s)"
+            f"  runs {[round(x, 2) for x in full]}"
+        )
         print(f"baseline:  median {med(base):.2f} s  (json.loads + bare INSERT per line)")
         print(f"ratio:     {med(full) / med(base):.2f}x baseline")
         print(f"parse:     median {med(parse):.2f} s  (read + validate + build items, no project)")

@@ -40,7 +40,7 @@ def synthetic_requests(n: int, tokens: int, size: int = 96) -> list[JudgeRequest
     rng = random.Random(0)
     template = load_template("pairwise")
     requests = []
-    for i in range(n):
+    for _ in range(n):
         img = Image.new("RGB", (size, size), "white")
         draw = ImageDraw.Draw(img)
         count = rng.randint(1, 5)
@@ -78,13 +78,29 @@ def build_7b_shaped(folder: Path) -> Path:
     processor = AutoProcessor.from_pretrained(tiny)
     tok = processor.tokenizer
     config = Qwen2_5_VLConfig(
-        text_config=dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28,
-                         num_key_value_heads=4, vocab_size=152064, max_position_embeddings=32768,
-                         rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]},
-                         bos_token_id=tok.bos_token_id or 0, eos_token_id=tok.eos_token_id or 0,
-                         pad_token_id=tok.pad_token_id or 0),
-        vision_config=dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16, out_hidden_size=3584,
-                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2),
+        text_config=dict(
+            hidden_size=3584,
+            intermediate_size=18944,
+            num_hidden_layers=28,
+            num_attention_heads=28,
+            num_key_value_heads=4,
+            vocab_size=152064,
+            max_position_embeddings=32768,
+            rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]},
+            bos_token_id=tok.bos_token_id or 0,
+            eos_token_id=tok.eos_token_id or 0,
+            pad_token_id=tok.pad_token_id or 0,
+        ),
+        vision_config=dict(
+            depth=32,
+            hidden_size=1280,
+            intermediate_size=3420,
+            num_heads=16,
+            out_hidden_size=3584,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+        ),
         image_token_id=tok.convert_tokens_to_ids("<|image_pad|>"),
         video_token_id=tok.convert_tokens_to_ids("<|video_pad|>"),
         vision_start_token_id=tok.convert_tokens_to_ids("<|vision_start|>"),
@@ -133,8 +149,10 @@ def main() -> None:
         batched.append(items_per_s(backend, requests, batch))
     info = backend.describe()
     med = statistics.median
-    print(f"model: {info.get('model_type')} on {info.get('device')} ({info.get('dtype')}); {items} items,"
-          f" {tokens} output tokens each, runs: {runs}")
+    print(
+        f"model: {info.get('model_type')} on {info.get('device')} ({info.get('dtype')}); {items} items,"
+        f" {tokens} output tokens each, runs: {runs}"
+    )
     print(f"sequential: median {med(sequential):.2f} items/s  runs {[round(x, 2) for x in sequential]}")
     print(f"batched (batch {batch}): median {med(batched):.2f} items/s  runs {[round(x, 2) for x in batched]}")
     print(f"ratio:      {med(batched) / med(sequential):.1f}x sequential")

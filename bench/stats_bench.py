@@ -34,10 +34,15 @@ def build(path: Path, n: int) -> None:
     rng = random.Random(1)
     with Store.create(path) as store:
         items = [
-            Item(ext_id=f"i{k}", prompt="word " * rng.randint(5, 30), category=CATEGORIES[k % 3],
-                 responses=(Response(0, "a " * rng.randint(10, 120)), Response(1, "b " * rng.randint(10, 120))),
-                 reference=Reference(ranking=(0, 1) if rng.random() < 0.5 else (1, 0),
-                                     error_tags=(ErrorTag(KINDS[k % 6]),)))
+            Item(
+                ext_id=f"i{k}",
+                prompt="word " * rng.randint(5, 30),
+                category=CATEGORIES[k % 3],
+                responses=(Response(0, "a " * rng.randint(10, 120)), Response(1, "b " * rng.randint(10, 120))),
+                reference=Reference(
+                    ranking=(0, 1) if rng.random() < 0.5 else (1, 0), error_tags=(ErrorTag(KINDS[k % 6]),)
+                ),
+            )
             for k in range(n)
         ]
         store.add_items(items)
@@ -53,9 +58,20 @@ def build(path: Path, n: int) -> None:
                     elif roll < 0.9:
                         store.add_label(Label(item_id, name, "tie", display_order=(0, 1)))
         for k, both in ((3, False), (2, True)):
-            run = store.create_run(backend="fake", model_path="m", weights_hash=None, template_name="pairwise",
-                                   template_text="t", template_hash=f"h{k}", mode="pairwise", k=k, both_orders=both,
-                                   frames=8, seed=0, generation={})
+            run = store.create_run(
+                backend="fake",
+                model_path="m",
+                weights_hash=None,
+                template_name="pairwise",
+                template_text="t",
+                template_hash=f"h{k}",
+                mode="pairwise",
+                k=k,
+                both_orders=both,
+                frames=8,
+                seed=0,
+                generation={},
+            )
             verdicts = []
             for item_id in ids:
                 for s in range(2 * k if both else k):

@@ -32,7 +32,9 @@ def main() -> None:
     project = work / "demo.pairscope"
     create_demo_project(project)
     with Store.open(project) as store:
-        LabelingSession(store, "alice").save(store.item_id("video_demo_01"), LabelDraft(preferred_position=2, strength="clearly"))
+        LabelingSession(store, "alice").save(
+            store.item_id("video_demo_01"), LabelDraft(preferred_position=2, strength="clearly")
+        )
     app = QApplication(sys.argv[:1])
     store = Store.open(project)
     window = MainWindow(AnnotationController(store, "alice"), start_item=store.item_id("video_demo_01"))
@@ -51,8 +53,14 @@ def main() -> None:
             window.grab().save(str(ROOT / "docs" / "screenshot-judge-streaming.png"))
 
     def on_finished(*_args) -> None:
-        QTimer.singleShot(300, lambda: (window.grab().save(str(ROOT / "docs" / "screenshot-judge-verdict.png")),
-                                        window.close(), app.quit()))
+        QTimer.singleShot(
+            300,
+            lambda: (
+                window.grab().save(str(ROOT / "docs" / "screenshot-judge-verdict.png")),
+                window.close(),
+                app.quit(),
+            ),
+        )
 
     window.judge.worker.chunk.connect(on_chunk)
     window.judge.worker.finished.connect(on_finished)

@@ -36,8 +36,9 @@ def main() -> None:
     def stepping() -> None:
         window.focus.setCurrentIndex(window.focus.findData("judge_wrong"))
         window.move(1)
-        QTimer.singleShot(800, lambda: (window.grab().save(str(ROOT / "docs" / "screenshot-failures.png")),
-                                        adjudicate()))
+        QTimer.singleShot(
+            800, lambda: (window.grab().save(str(ROOT / "docs" / "screenshot-failures.png")), adjudicate())
+        )
 
     def adjudicate() -> None:
         window.focus.setCurrentIndex(window.focus.findData("annotators_disagree"))
@@ -46,8 +47,14 @@ def main() -> None:
         window.panel.set_strength("clearly")
         window.panel.note_edit.setPlainText("The square is purple: the shorter answer is the right one.")
         window.panel.flush()
-        QTimer.singleShot(800, lambda: (window.grab().save(str(ROOT / "docs" / "screenshot-adjudication.png")),
-                                        window.close(), app.quit()))
+        QTimer.singleShot(
+            800,
+            lambda: (
+                window.grab().save(str(ROOT / "docs" / "screenshot-adjudication.png")),
+                window.close(),
+                app.quit(),
+            ),
+        )
 
     QTimer.singleShot(1000, stepping)
     app.exec()

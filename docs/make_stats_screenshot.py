@@ -40,8 +40,13 @@ def simulate(store: Store) -> None:
             order = session.order(item_id)
             right = order.index(item.reference.chosen) + 1
             roll = rng.random()
-            draft = (LabelDraft(preferred_position=right, strength="clearly") if roll < 0.85
-                     else LabelDraft(outcome="tie") if roll < 0.92 else LabelDraft(preferred_position=3 - right))
+            draft = (
+                LabelDraft(preferred_position=right, strength="clearly")
+                if roll < 0.85
+                else LabelDraft(outcome="tie")
+                if roll < 0.92
+                else LabelDraft(preferred_position=3 - right)
+            )
             session.save(item_id, draft)
 
     def judge(request):
@@ -67,8 +72,9 @@ def main() -> None:
             return
         view.grab().save(str(ROOT / "docs" / "screenshot-stats-summary.png"))
         view.tabs.setCurrentIndex(2)
-        QTimer.singleShot(500, lambda: (view.grab().save(str(ROOT / "docs" / "screenshot-stats-judge.png")),
-                                        view.close(), app.quit()))
+        QTimer.singleShot(
+            500, lambda: (view.grab().save(str(ROOT / "docs" / "screenshot-stats-judge.png")), view.close(), app.quit())
+        )
 
     QTimer.singleShot(500, shoot)
     app.exec()

@@ -9,8 +9,9 @@ Nothing here imports torch: backends import it lazily when they load a model.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from PIL import Image
 

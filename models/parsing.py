@@ -215,7 +215,7 @@ def _resolve(tokens: list[str], n: int) -> _Reading:
             return _Reading(error="ambiguous: both answers named")
         named = " and ".join(_label(t) for t in by_index.values())
         return _Reading(error=f"ambiguous: {named} named")
-    (key, tok), = by_index.items()
+    ((key, tok),) = by_index.items()
     if key == "tie":
         return _Reading(tie=True)
     if not 0 <= key < n:  # type: ignore[operator]
@@ -448,7 +448,7 @@ def parse_pairwise_strict(text: str, n_answers: int = 2) -> PairwiseVerdict:
     if not lines:
         return PairwiseVerdict(None, False, False, "empty output", None)
     span = lines[0]
-    m = _STRICT_PAIRWISE.fullmatch(text[span[0]:span[1]])
+    m = _STRICT_PAIRWISE.fullmatch(text[span[0] : span[1]])
     if m is None:
         return PairwiseVerdict(None, False, False, "last line is not the template's verdict line", None)
     if m.group("tie"):
@@ -465,7 +465,7 @@ def parse_score_strict(text: str, scale: int = 10, *, minimum: int = 1) -> Score
     if not lines:
         return ScoreVerdict(None, False, "empty output", None)
     span = lines[0]
-    m = _STRICT_SCORE.fullmatch(text[span[0]:span[1]])
+    m = _STRICT_SCORE.fullmatch(text[span[0] : span[1]])
     if m is None or int(m.group("den")) != scale:
         return ScoreVerdict(None, False, f"last line is not 'Score: N/{scale}'", None)
     value = int(m.group("v"))

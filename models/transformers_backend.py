@@ -19,7 +19,8 @@ import os
 import threading
 import time
 from collections import defaultdict
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import _hf_utils as hf
 from .base import Generation, JudgeError, JudgeRequest, register_backend
@@ -283,7 +284,9 @@ class TransformersBackend:
             thread.join()
         if "error" in outcome:
             return Generation(text="", error=self._error_text(outcome["error"]))
-        return self._results([request], inputs, outcome["output"], media, time.perf_counter() - started, cancel, seed)[0]
+        return self._results([request], inputs, outcome["output"], media, time.perf_counter() - started, cancel, seed)[
+            0
+        ]
 
     def _results(
         self,

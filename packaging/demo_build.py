@@ -21,8 +21,12 @@ BG = (246, 244, 238)
 INK = (30, 30, 30)
 # Shapes are drawn without anti-aliasing, so every shape pixel has exactly its colour.
 COLOURS = {
-    "red": (220, 30, 30), "blue": (30, 80, 220), "green": (30, 160, 60),
-    "yellow": (240, 200, 20), "purple": (130, 50, 170), "orange": (245, 130, 20),
+    "red": (220, 30, 30),
+    "blue": (30, 80, 220),
+    "green": (30, 160, 60),
+    "yellow": (240, 200, 20),
+    "purple": (130, 50, 170),
+    "orange": (245, 130, 20),
 }
 COUNTABLE = ("circle", "square", "triangle")  # shapes a counting question may ask about
 MODELS = ("toy-vlm-7b", "toy-vlm-2b", "toy-vlm-13b", "toy-vlm-1b")
@@ -71,8 +75,13 @@ def draw_shape(d: ImageDraw.ImageDraw, s: Shape) -> None:
     elif s.kind == "triangle":
         d.polygon([(x, y - r), (x - r * 0.87, y + r * 0.5), (x + r * 0.87, y + r * 0.5)], fill=fill)
     else:  # star
-        pts = [(x + (r if i % 2 == 0 else r * 0.45) * math.sin(i * math.pi / 5),
-                y - (r if i % 2 == 0 else r * 0.45) * math.cos(i * math.pi / 5)) for i in range(10)]
+        pts = [
+            (
+                x + (r if i % 2 == 0 else r * 0.45) * math.sin(i * math.pi / 5),
+                y - (r if i % 2 == 0 else r * 0.45) * math.cos(i * math.pi / 5),
+            )
+            for i in range(10)
+        ]
         d.polygon(pts, fill=fill)
 
 
@@ -134,8 +143,10 @@ def counting(rng):
         if style == 0:
             return f"There {'is' if m == 1 else 'are'} **{m}** {colour} {kind}{'' if m == 1 else 's'} in the image."
         if style == 1:
-            return (f"Looking at the image, I can see {m} {colour} {kind}{'s' if m != 1 else ''}. "
-                    f"The other shapes ({join(inventory(rest))}) do not count.\n\nAnswer: **{m}**")
+            return (
+                f"Looking at the image, I can see {m} {colour} {kind}{'s' if m != 1 else ''}. "
+                f"The other shapes ({join(inventory(rest))}) do not count.\n\nAnswer: **{m}**"
+            )
         spots = [where(s) for s in target]
         spots = spots[:m] if m <= len(spots) else spots + ["bottom right"] * (m - len(spots))
         bullets = "\n".join(f"- one at the {p}" for p in spots)
@@ -155,8 +166,10 @@ def colour_item(rng):
     def answer(c: str) -> str:
         if rng.random() < 0.5:
             return f"The {kind} is {c}."
-        return (f"The image shows several simple shapes on a light background. The {kind}, "
-                f"located at the {where(shapes[0])}, is **{c}**.")
+        return (
+            f"The image shows several simple shapes on a light background. The {kind}, "
+            f"located at the {where(shapes[0])}, is **{c}**."
+        )
 
     good, bad = answer(colours[0]), answer(wrong)
     return canvas(shapes)[0], f"What colour is the {kind}?", good, bad, ["attribute"], colours[0]
@@ -197,8 +210,9 @@ def sign_item(rng, word: str):
     d.rectangle((156, 150, 164, 235), fill=(110, 80, 50))
     d.rectangle((70, 50, 250, 150), fill=COLOURS[colour], outline=INK, width=3)
     d.text((160, 100), word, font=font(44), fill=(255, 255, 255), anchor="mm")
-    good, bad = (f'The sign says "{w}" in white capital letters on a {colour} background.'
-                 for w in (word, SIGN_WORDS[word]))
+    good, bad = (
+        f'The sign says "{w}" in white capital letters on a {colour} background.' for w in (word, SIGN_WORDS[word])
+    )
     return img, "What word is written on the sign?", good, bad, ["recognition(text)"], word
 
 
@@ -217,8 +231,11 @@ def object_item(rng, name: str):
     elif name == "sun":
         for i in range(12):
             t = i * math.pi / 6
-            d.line((160 + 45 * math.cos(t), 120 + 45 * math.sin(t), 160 + 75 * math.cos(t),
-                    120 + 75 * math.sin(t)), fill=COLOURS["orange"], width=5)
+            d.line(
+                (160 + 45 * math.cos(t), 120 + 45 * math.sin(t), 160 + 75 * math.cos(t), 120 + 75 * math.sin(t)),
+                fill=COLOURS["orange"],
+                width=5,
+            )
         d.ellipse((120, 80, 200, 160), fill=COLOURS["yellow"])
     elif name == "car":
         d.rectangle((70, 120, 250, 170), fill=COLOURS["blue"])
@@ -226,8 +243,9 @@ def object_item(rng, name: str):
         d.ellipse((90, 155, 130, 195), fill=INK)
         d.ellipse((190, 155, 230, 195), fill=INK)
     d.line((0, 215, 320, 215), fill=(120, 160, 90), width=3)
-    good, bad = (f"It is a simple drawing of a **{n}** above a thin green ground line." for n in
-                 (name, OBJECT_CONFUSIONS[name]))
+    good, bad = (
+        f"It is a simple drawing of a **{n}** above a thin green ground line." for n in (name, OBJECT_CONFUSIONS[name])
+    )
     return img, "What object is drawn in the picture?", good, bad, ["recognition(object)"], name
 
 
@@ -263,8 +281,10 @@ def describe_item(rng, error: str):
 
     def describe(items: list[str]) -> str:
         bullets = "\n".join(f"- {x}" for x in items)
-        return ("The image is a flat illustration of geometric shapes on an off-white background. "
-                f"It contains:\n\n{bullets}\n\nThe shapes do not overlap and there is no text.")
+        return (
+            "The image is a flat illustration of geometric shapes on an off-white background. "
+            f"It contains:\n\n{bullets}\n\nThe shapes do not overlap and there is no text."
+        )
 
     return canvas(shapes)[0], "Describe the image in detail.", describe(inv), describe(bad_inv), [error], "; ".join(inv)
 
@@ -276,21 +296,24 @@ def equation_item(rng):
     a, x, b = rng.randint(2, 9), rng.randint(2, 12), rng.randint(1, 20)
     c = a * x + b
     img = text_image(["Solve for x:", f"{a}x + {b} = {c}"])
-    good = (f"Subtract {b} from both sides: $${a}x = {c} - {b} = {c - b}$$\n"
-            f"Then divide by {a}: $x = \\frac{{{c - b}}}{{{a}}} = {x}$.\n\n**x = {x}**")
+    good = (
+        f"Subtract {b} from both sides: $${a}x = {c} - {b} = {c - b}$$\n"
+        f"Then divide by {a}: $x = \\frac{{{c - b}}}{{{a}}} = {x}$.\n\n**x = {x}**"
+    )
     wrong_rhs = c + b  # sign slip: adds b instead of subtracting it
     exact = wrong_rhs % a == 0
     eq, sym, val = ("=", "=", f"{wrong_rhs // a}") if exact else ("\\approx", "≈", f"{wrong_rhs / a:.2f}")
-    bad = (f"Move {b} to the other side: $${a}x = {c} + {b} = {wrong_rhs}$$\n"
-           f"Then divide by {a}: $x = \\frac{{{wrong_rhs}}}{{{a}}} {eq} {val}$.\n\n**x {sym} {val}**")
+    bad = (
+        f"Move {b} to the other side: $${a}x = {c} + {b} = {wrong_rhs}$$\n"
+        f"Then divide by {a}: $x = \\frac{{{wrong_rhs}}}{{{a}}} {eq} {val}$.\n\n**x {sym} {val}**"
+    )
     return img, "Solve the equation shown in the image.", good, bad, ["reasoning"], str(x)
 
 
 def expression_item(rng):
     a, b, c = rng.randint(11, 19), rng.randint(3, 9), rng.randint(2, 9)
     img = text_image([f"{a} + {b} · {c} = ?"], size=40)  # the bundled font has no "×"
-    good = (f"Multiplication comes before addition: {b} × {c} = {b * c}, "
-            f"then {a} + {b * c} = **{a + b * c}**.")
+    good = f"Multiplication comes before addition: {b} × {c} = {b * c}, then {a} + {b * c} = **{a + b * c}**."
     bad = f"Working left to right: {a} + {b} = {a + b}, then {a + b} × {c} = **{(a + b) * c}**."
     return img, "What is the value of the expression in the image?", good, bad, ["reasoning"], str(a + b * c)
 
@@ -305,17 +328,20 @@ def right_triangle(rng, misread: bool):
     d.text((50, 125), str(a), font=font(22), fill=INK, anchor="rm")
     d.text((175, 115), "c", font=font(22), fill=INK, anchor="lb")
     q = "The legs of the right triangle are labelled. What is the length of the hypotenuse c?"
-    good = (f"By the Pythagorean theorem, $c = \\sqrt{{a^2 + b^2}} = \\sqrt{{{a}^2 + {b}^2}} = "
-            f"\\sqrt{{{a * a + b * b}}} = {c}$.\n\nThe hypotenuse is **{c}**.")
+    good = (
+        f"By the Pythagorean theorem, $c = \\sqrt{{a^2 + b^2}} = \\sqrt{{{a}^2 + {b}^2}} = "
+        f"\\sqrt{{{a * a + b * b}}} = {c}$.\n\nThe hypotenuse is **{c}**."
+    )
     if misread:
         ra = a + 1
         rc = math.sqrt(ra * ra + b * b)
-        bad = (f"The legs are {ra} and {b}. By the Pythagorean theorem, "
-               f"$c = \\sqrt{{{ra}^2 + {b}^2}} = \\sqrt{{{ra * ra + b * b}}} \\approx {rc:.2f}$.\n\n"
-               f"The hypotenuse is about **{rc:.2f}**.")
+        bad = (
+            f"The legs are {ra} and {b}. By the Pythagorean theorem, "
+            f"$c = \\sqrt{{{ra}^2 + {b}^2}} = \\sqrt{{{ra * ra + b * b}}} \\approx {rc:.2f}$.\n\n"
+            f"The hypotenuse is about **{rc:.2f}**."
+        )
         return img, q, good, bad, ["recognition(text)"], str(c)
-    bad = (f"The hypotenuse is the sum of the two legs: $c = {a} + {b} = {a + b}$.\n\n"
-           f"The hypotenuse is **{a + b}**.")
+    bad = f"The hypotenuse is the sum of the two legs: $c = {a} + {b} = {a + b}$.\n\nThe hypotenuse is **{a + b}**."
     return img, q, good, bad, ["reasoning"], str(c)
 
 
@@ -332,10 +358,18 @@ def rectangle_item(rng, ask: str):
     area, perim = w * h, 2 * (w + h)
     if ask == "area":
         good = f"Area = width × height = {w} × {h} = **{area} cm²**."
-        bad = (f"To find the area we add all sides:\n\n- {w} + {h} + {w} + {h} = {perim}\n\n"
-               f"So the area is **{perim} cm²**.")
-        return rectangle_image(w, h), "What is the area of the rectangle?", good, bad, \
-            ["others, computed the perimeter instead of the area"], f"{area} cm²"
+        bad = (
+            f"To find the area we add all sides:\n\n- {w} + {h} + {w} + {h} = {perim}\n\n"
+            f"So the area is **{perim} cm²**."
+        )
+        return (
+            rectangle_image(w, h),
+            "What is the area of the rectangle?",
+            good,
+            bad,
+            ["others, computed the perimeter instead of the area"],
+            f"{area} cm²",
+        )
     good = f"The perimeter is $2(w + h) = 2({w} + {h}) = {perim}$, i.e. **{perim} cm**."
     bad = f"The perimeter is $2(w + h) = 2({w} + {h}) = {perim + 2}$, i.e. **{perim + 2} cm**."
     return rectangle_image(w, h), "What is the perimeter of the rectangle?", good, bad, ["reasoning"], f"{perim} cm"
@@ -360,8 +394,8 @@ def angle_item(rng):
     d.text((70, 192), f"{a}°", font=font(20), fill=INK, anchor="lb")
     d.text((250, 192), f"{b}°", font=font(20), fill=INK, anchor="rb")
     d.text((150, 80), "x", font=font(20), fill=INK, anchor="mt")
-    good = (f"The angles of a triangle sum to 180°, so\n\n$$x = 180° - {a}° - {b}° = {180 - a - b}°$$")
-    bad = (f"The angles of a triangle sum to 360°, so\n\n$$x = 360° - {a}° - {b}° = {360 - a - b}°$$")
+    good = f"The angles of a triangle sum to 180°, so\n\n$$x = 180° - {a}° - {b}° = {180 - a - b}°$$"
+    bad = f"The angles of a triangle sum to 360°, so\n\n$$x = 360° - {a}° - {b}° = {360 - a - b}°$$"
     return img, "Find the angle x in the triangle.", good, bad, ["reasoning"], f"{180 - a - b}°"
 
 
@@ -373,8 +407,10 @@ def points_item(rng, error: str):
     total = 2 * nc + 3 * ns
 
     def answer(seen: int, slip: int) -> str:  # seen: red circles counted; slip: arithmetic error
-        return (f"- red circles: {seen} × 2 = {2 * seen}\n- blue squares: {ns} × 3 = {3 * ns}\n\n"
-                f"Total: **{2 * seen + 3 * ns + slip}**")
+        return (
+            f"- red circles: {seen} × 2 = {2 * seen}\n- blue squares: {ns} × 3 = {3 * ns}\n\n"
+            f"Total: **{2 * seen + 3 * ns + slip}**"
+        )
 
     good, bad = answer(nc, 0), answer(nc + 1, 0) if error == "counting" else answer(nc, 1)
     q = "Using the point values written at the top, what is the total score of all shapes?"
@@ -384,21 +420,33 @@ def points_item(rng, error: str):
 # -- assembly -----------------------------------------------------------------------------------
 
 GENERAL = (
-    [counting] * 4 + [colour_item] * 3 + [size_item] + [position_item] * 2
+    [counting] * 4
+    + [colour_item] * 3
+    + [size_item]
+    + [position_item] * 2
     + [lambda r, w=w: sign_item(r, w) for w in ("SALE", "PARK", "EXIT")]
     + [lambda r, n=n: object_item(r, n) for n in ("house", "car", "sun")]
 )
 HALLUCINATION = (
-    [lambda r: existence_item(r, False)] * 3 + [lambda r: existence_item(r, True)]
+    [lambda r: existence_item(r, False)] * 3
+    + [lambda r: existence_item(r, True)]
     + [lambda r, e=e: describe_item(r, e) for e in ("hallucination", "counting", "attribute", "hallucination")]
     + [counting, counting, lambda r: sign_item(r, "OPEN"), lambda r: object_item(r, "tree")]
 )
-REASONING = (
-    [equation_item, equation_item, expression_item, lambda r: right_triangle(r, False),
-     lambda r: right_triangle(r, True), lambda r: rectangle_item(r, "area"),
-     lambda r: rectangle_item(r, "perimeter"), circle_item, angle_item, angle_item,
-     lambda r: points_item(r, "counting"), lambda r: points_item(r, "reasoning")]
-)
+REASONING = [
+    equation_item,
+    equation_item,
+    expression_item,
+    lambda r: right_triangle(r, False),
+    lambda r: right_triangle(r, True),
+    lambda r: rectangle_item(r, "area"),
+    lambda r: rectangle_item(r, "perimeter"),
+    circle_item,
+    angle_item,
+    angle_item,
+    lambda r: points_item(r, "counting"),
+    lambda r: points_item(r, "reasoning"),
+]
 
 
 def _write_png(out: Path, rel: str, img: Image.Image, written: set[str]) -> str:
@@ -409,10 +457,19 @@ def _write_png(out: Path, rel: str, img: Image.Image, written: set[str]) -> str:
 
 def image_rows(out: Path, written: set[str]) -> list[dict]:
     """Build every VL-RewardBench row (and its PNG) from fixed seeds."""
-    plan = ([("wildvision_demo_{:02d}", "wildvision", f) for f in GENERAL]
-            + [(("hallucination_pair-demo_{:02d}", "hallucination_pair") if i % 2 == 0 else
-                ("RLAIF-demo_{:02d}", "rlaif-v")) + (f,) for i, f in enumerate(HALLUCINATION)]
-            + [("mathverse_demo_{:02d}", "mathverse", f) for f in REASONING])
+    plan = (
+        [("wildvision_demo_{:02d}", "wildvision", f) for f in GENERAL]
+        + [
+            (
+                ("hallucination_pair-demo_{:02d}", "hallucination_pair")
+                if i % 2 == 0
+                else ("RLAIF-demo_{:02d}", "rlaif-v")
+            )
+            + (f,)
+            for i, f in enumerate(HALLUCINATION)
+        ]
+        + [("mathverse_demo_{:02d}", "mathverse", f) for f in REASONING]
+    )
     first = [0] * (len(plan) // 2) + [1] * (len(plan) - len(plan) // 2)
     random.Random(SEED).shuffle(first)  # which position holds the correct answer: balanced
     rows, numbers = [], {}
@@ -423,11 +480,19 @@ def image_rows(out: Path, written: set[str]) -> list[dict]:
         img, q, good, bad, tags, gt = make(rng)
         responses, ranking = ([good, bad], [0, 1]) if first[i] == 0 else ([bad, good], [1, 0])
         models = rng.sample(MODELS, 2)
-        rows.append({
-            "id": item_id, "query": "<image>\n" + q, "response": responses, "human_ranking": ranking,
-            "image_path": _write_png(out, f"images/{item_id}.png", img, written),
-            "query_source": source, "human_error_analysis": tags, "ground_truth": gt, "models": models,
-        })
+        rows.append(
+            {
+                "id": item_id,
+                "query": "<image>\n" + q,
+                "response": responses,
+                "human_ranking": ranking,
+                "image_path": _write_png(out, f"images/{item_id}.png", img, written),
+                "query_source": source,
+                "human_error_analysis": tags,
+                "ground_truth": gt,
+                "models": models,
+            }
+        )
     rows.append(best_of_n(out, written, len(GENERAL) + 1))
     return rows
 
@@ -447,11 +512,15 @@ def best_of_n(out: Path, written: set[str], number: int) -> dict:
     order = [2, 0, 3, 1]  # order[j] = quality rank of the answer placed at position j
     item_id = f"wildvision_demo_{number:02d}"
     return {
-        "id": item_id, "query": f"<image>\nHow many {colour} {kind}s are there in the image?",
-        "response": [graded[r] for r in order], "human_ranking": order,
+        "id": item_id,
+        "query": f"<image>\nHow many {colour} {kind}s are there in the image?",
+        "response": [graded[r] for r in order],
+        "human_ranking": order,
         "image_path": _write_png(out, f"images/{item_id}.png", canvas(shapes)[0], written),
-        "query_source": "wildvision", "human_error_analysis": ["counting", "hallucination"],
-        "ground_truth": str(n), "models": list(MODELS),
+        "query_source": "wildvision",
+        "human_error_analysis": ["counting", "hallucination"],
+        "ground_truth": str(n),
+        "models": list(MODELS),
     }
 
 
@@ -474,19 +543,39 @@ def _video_frame(kind: str, i: int) -> np.ndarray:
         cv2.rectangle(f, (xb, 20), (xb + 20, 40), COLOURS["blue"][::-1], -1)
         cv2.rectangle(f, (xg, 75), (xg + 20, 95), COLOURS["green"][::-1], -1)
     return f
+
+
 VIDEOS = [
-    ("video_demo_01", "ball", 36, "In which direction does the red ball move?",
-     "The red ball moves from the **left** side of the frame to the **right** side at a steady speed.",
-     "The red ball moves from the right side of the frame to the left side, slowing down at the end.",
-     "short-form perception", 3),
-    ("video_demo_02", "counter", 30, "What is the largest number the counter shows during the video?",
-     "The counter goes 1, 2, 3, 4, 5, so the largest number shown is **5**.",
-     "The counter goes 1, 2, 3, 4, so the largest number shown is **4**.",
-     "long-form perception", 2),
-    ("video_demo_03", "race", 30, "Two squares move to the right. Which one reaches the right edge first?",
-     "The **blue** square (top) moves faster and reaches the right edge first; the green one lags behind.",
-     "Both squares move at the same speed, but the **green** square (bottom) starts ahead and arrives first.",
-     "reasoning", 1),
+    (
+        "video_demo_01",
+        "ball",
+        36,
+        "In which direction does the red ball move?",
+        "The red ball moves from the **left** side of the frame to the **right** side at a steady speed.",
+        "The red ball moves from the right side of the frame to the left side, slowing down at the end.",
+        "short-form perception",
+        3,
+    ),
+    (
+        "video_demo_02",
+        "counter",
+        30,
+        "What is the largest number the counter shows during the video?",
+        "The counter goes 1, 2, 3, 4, 5, so the largest number shown is **5**.",
+        "The counter goes 1, 2, 3, 4, so the largest number shown is **4**.",
+        "long-form perception",
+        2,
+    ),
+    (
+        "video_demo_03",
+        "race",
+        30,
+        "Two squares move to the right. Which one reaches the right edge first?",
+        "The **blue** square (top) moves faster and reaches the right edge first; the green one lags behind.",
+        "Both squares move at the same speed, but the **green** square (bottom) starts ahead and arrives first.",
+        "reasoning",
+        1,
+    ),
 ]
 
 
@@ -508,8 +597,17 @@ def video_rows(out: Path, written: set[str]) -> list[dict]:
         if not ok or count <= 0:
             raise RuntimeError(f"{rel}: OpenCV wrote a video it cannot read back")
         written.add(rel)
-        rows.append({"id": vid, "video": rel, "prompt": prompt, "chosen": chosen, "rejected": rejected,
-                     "dimension": dimension, "preference_strength": strength})
+        rows.append(
+            {
+                "id": vid,
+                "video": rel,
+                "prompt": prompt,
+                "chosen": chosen,
+                "rejected": rejected,
+                "dimension": dimension,
+                "preference_strength": strength,
+            }
+        )
     return rows
 
 
@@ -521,24 +619,60 @@ def step_rows(out: Path, written: set[str]) -> list[dict]:
     w, h = 7, 4
     rect = _write_png(out, "images/steps_demo_01.png", rectangle_image(w, h), written)
     eq = _write_png(out, "images/steps_demo_02.png", text_image(["Solve for x:", "4x - 6 = 18"]), written)
-    panels = [_write_png(out, f"images/steps_demo_03_{'ab'[j]}.png", canvas(place(
-        rng, [("circle", "red")] * n + [("square", "blue")] * (j + 1)))[0], written) for j, n in enumerate((3, 2))]
+    panels = [
+        _write_png(
+            out,
+            f"images/steps_demo_03_{'ab'[j]}.png",
+            canvas(place(rng, [("circle", "red")] * n + [("square", "blue")] * (j + 1)))[0],
+            written,
+        )
+        for j, n in enumerate((3, 2))
+    ]
     return [
-        {"id": "steps_demo_01", "question": "What is the perimeter of the rectangle?", "images": [rect],
-         "steps": [f"STEP1: The rectangle is {w} cm wide and {h} cm tall.",
-                   f"STEP2: The perimeter is 2 × ({w} + {h}).",
-                   f"STEP3: 2 × {w + h} = {2 * (w + h) + 2}.",
-                   f"STEP4: So the perimeter is {2 * (w + h) + 2} cm."],
-         "task_gt": [0, 0, 1, 1], "category": "reasoning", "answer": f"{2 * (w + h)} cm"},
-        {"id": "steps_demo_02", "question": "Solve the equation shown in the image.", "images": [eq],
-         "steps": repr(["STEP1: Add 6 to both sides: 4x = 24.", "STEP2: Divide both sides by 4: x = 6.",
-                        "STEP3: Check: 4 × 6 - 6 = 18, so x = 6."]),
-         "task_gt": [0, 0, 0], "category": "reasoning", "answer": "6"},
-        {"id": "steps_demo_03", "question": "How many red circles are there in the two images together?",
-         "images": panels,
-         "steps": repr(["STEP1: The first image has 3 red circles.", "STEP2: The second image has 3 red circles.",
-                        "STEP3: 3 + 3 = 6, so there are 6 red circles."]),
-         "task_gt": [0, 1, 1], "category": "reasoning", "answer": "5"},
+        {
+            "id": "steps_demo_01",
+            "question": "What is the perimeter of the rectangle?",
+            "images": [rect],
+            "steps": [
+                f"STEP1: The rectangle is {w} cm wide and {h} cm tall.",
+                f"STEP2: The perimeter is 2 × ({w} + {h}).",
+                f"STEP3: 2 × {w + h} = {2 * (w + h) + 2}.",
+                f"STEP4: So the perimeter is {2 * (w + h) + 2} cm.",
+            ],
+            "task_gt": [0, 0, 1, 1],
+            "category": "reasoning",
+            "answer": f"{2 * (w + h)} cm",
+        },
+        {
+            "id": "steps_demo_02",
+            "question": "Solve the equation shown in the image.",
+            "images": [eq],
+            "steps": repr(
+                [
+                    "STEP1: Add 6 to both sides: 4x = 24.",
+                    "STEP2: Divide both sides by 4: x = 6.",
+                    "STEP3: Check: 4 × 6 - 6 = 18, so x = 6.",
+                ]
+            ),
+            "task_gt": [0, 0, 0],
+            "category": "reasoning",
+            "answer": "6",
+        },
+        {
+            "id": "steps_demo_03",
+            "question": "How many red circles are there in the two images together?",
+            "images": panels,
+            "steps": repr(
+                [
+                    "STEP1: The first image has 3 red circles.",
+                    "STEP2: The second image has 3 red circles.",
+                    "STEP3: 3 + 3 = 6, so there are 6 red circles.",
+                ]
+            ),
+            "task_gt": [0, 1, 1],
+            "category": "reasoning",
+            "answer": "5",
+        },
     ]
 
 
@@ -569,14 +703,20 @@ def build(out_dir: Path | str = DEFAULT_OUT) -> dict[str, int]:
     (out / "images").mkdir(parents=True, exist_ok=True)
     (out / "videos").mkdir(exist_ok=True)
     written: set[str] = set()
-    files = {"images.jsonl": image_rows(out, written), "videos.jsonl": video_rows(out, written),
-             "steps.jsonl": step_rows(out, written)}
+    files = {
+        "images.jsonl": image_rows(out, written),
+        "videos.jsonl": video_rows(out, written),
+        "steps.jsonl": step_rows(out, written),
+    }
     for name, rows in files.items():
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
         (out / name).write_text(text, encoding="utf-8", newline="\n")
     counts = {name: len(rows) for name, rows in files.items()}
-    (out / "README.md").write_text(README.format(n_img=counts["images.jsonl"], n_vid=counts["videos.jsonl"],
-                                                 n_steps=counts["steps.jsonl"]), encoding="utf-8", newline="\n")
+    (out / "README.md").write_text(
+        README.format(n_img=counts["images.jsonl"], n_vid=counts["videos.jsonl"], n_steps=counts["steps.jsonl"]),
+        encoding="utf-8",
+        newline="\n",
+    )
     for sub, ext in (("images", ".png"), ("videos", ".mp4")):  # drop stale media from older runs
         for f in (out / sub).glob(f"*{ext}"):
             if f"{sub}/{f.name}" not in written:

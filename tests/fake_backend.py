@@ -56,8 +56,13 @@ class FakeBackend:
         return Generation(text, tokens_out=len(sent))
 
     def describe(self) -> dict:
-        return {"backend": "fake", "model_path": self.model_path, "weights_hash": "fake-hash",
-                "device": "cpu", "dtype": "float32"}
+        return {
+            "backend": "fake",
+            "model_path": self.model_path,
+            "weights_hash": "fake-hash",
+            "device": "cpu",
+            "dtype": "float32",
+        }
 
     def close(self) -> None:
         self.closed = True

@@ -22,11 +22,15 @@ NAN = np.nan
 def make_data(labels, n_responses=None, ref=None, categories=None) -> StatsData:
     n = len(next(iter(labels.values()))) if labels else len(ref)
     return StatsData(
-        item_ids=np.arange(n), categories=np.array(categories or ["c"] * n, dtype=object),
+        item_ids=np.arange(n),
+        categories=np.array(categories or ["c"] * n, dtype=object),
         n_responses=np.full(n, 2) if n_responses is None else np.asarray(n_responses),
         ref_chosen=np.full(n, NAN) if ref is None else np.asarray(ref, float),
-        error_kinds=[()] * n, query_words=np.zeros(n), response_words=np.zeros((n, 2)),
-        annotators=sorted(labels), labels=labels,
+        error_kinds=[()] * n,
+        query_words=np.zeros(n),
+        response_words=np.zeros((n, 2)),
+        annotators=sorted(labels),
+        labels=labels,
     )
 
 
@@ -42,6 +46,7 @@ def random_labels(rng, n_items, n_annotators, values=(0.0, 1.0, TIE, BOTH_BAD), 
 
 
 # ---- references, called directly -------------------------------------------------------------
+
 
 def ref_cohen(x, y):
     both = ~np.isnan(x) & ~np.isnan(y)
@@ -108,12 +113,14 @@ def assert_all_match_references(labels):
 
 # ---- equality with the references ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("seed", range(12))
 def test_every_statistic_equals_its_reference_on_random_data(seed):
     rng = np.random.default_rng(seed)
     values = [(0.0, 1.0), (0.0, 1.0, TIE, BOTH_BAD), (0.0, 1.0, 2.0, 3.0, TIE)][seed % 3]
-    labels = random_labels(rng, int(rng.integers(20, 400)), int(rng.integers(2, 6)), values,
-                           missing=float(rng.uniform(0, 0.6)))
+    labels = random_labels(
+        rng, int(rng.integers(20, 400)), int(rng.integers(2, 6)), values, missing=float(rng.uniform(0, 0.6))
+    )
     assert_all_match_references(labels)
 
 
@@ -138,8 +145,9 @@ def test_many_annotators_with_sparse_labels_still_match():
     rng = np.random.default_rng(3)
     labels = random_labels(rng, 150, 30, (0.0, 1.0, 2.0, TIE, BOTH_BAD), missing=0.05)
     p = ag._Profiles(labels)
-    assert len(p.codes) == len({tuple(r) for r in np.column_stack(list(labels.values())).tolist()
-                                if sum(not np.isnan(v) for v in r) >= 2})
+    assert len(p.codes) == len(
+        {tuple(r) for r in np.column_stack(list(labels.values())).tolist() if sum(not np.isnan(v) for v in r) >= 2}
+    )
     assert_close(ag.krippendorff_alpha(labels), ref_alpha(labels))
     assert_close(ag.percent_agreement(labels), ref_percent(labels))
     assert_close(ag.fleiss(labels), ref_fleiss(labels))
@@ -150,9 +158,22 @@ def test_many_annotators_with_sparse_labels_still_match():
 
 # ---- hand-worked examples from the references' documentation ---------------------------------
 
+
 def test_fleiss_1971_wikipedia_example_is_0_210():
-    table = np.array([[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-                      [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7]])
+    table = np.array(
+        [
+            [0, 0, 0, 0, 14],
+            [0, 2, 6, 4, 2],
+            [0, 0, 3, 5, 6],
+            [0, 3, 9, 2, 0],
+            [2, 2, 8, 1, 1],
+            [7, 7, 0, 0, 0],
+            [3, 2, 6, 3, 0],
+            [2, 5, 3, 2, 2],
+            [6, 5, 2, 1, 0],
+            [0, 2, 2, 3, 7],
+        ]
+    )
     # 14 raters: rater j gives subject i the j-th of its 14 sorted ratings
     ratings = np.array([np.repeat(np.arange(5), row) for row in table], dtype=float)
     labels = {f"r{j}": ratings[:, j] for j in range(14)}
@@ -162,9 +183,11 @@ def test_fleiss_1971_wikipedia_example_is_0_210():
 
 
 def test_krippendorff_readme_example_nominal_is_0_691():
-    data = [[NAN, NAN, NAN, NAN, NAN, 3, 4, 1, 2, 1, 1, 3, 3, NAN, 3],
-            [1, NAN, 2, 1, 3, 3, 4, 3, NAN, NAN, NAN, NAN, NAN, NAN, NAN],
-            [NAN, NAN, 2, 1, 3, 4, 4, NAN, 2, 1, 1, 3, 3, NAN, 4]]
+    data = [
+        [NAN, NAN, NAN, NAN, NAN, 3, 4, 1, 2, 1, 1, 3, 3, NAN, 3],
+        [1, NAN, 2, 1, 3, 3, 4, 3, NAN, NAN, NAN, NAN, NAN, NAN, NAN],
+        [NAN, NAN, 2, 1, 3, 4, 4, NAN, 2, 1, 1, 3, 3, NAN, 4],
+    ]
     labels = {name: np.array(row, float) for name, row in zip("ABC", data)}
     expected = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")
     assert round(expected, 6) == 0.691358
@@ -202,6 +225,7 @@ def test_undefined_statistics_are_nan_not_errors():
 
 # ---- the report --------------------------------------------------------------------------------
 
+
 def assert_plain_json(value):
     """Only dict/list/str/int/float/bool/None, no NaN, no numpy scalars."""
     if isinstance(value, dict):
@@ -223,8 +247,18 @@ def test_report_keys_values_and_json():
     report = ag.agreement_report(data, bootstrap=300, seed=5)
     assert_plain_json(report)
     json.dumps(report, allow_nan=False)
-    for key in ("percent", "cohen_pairs", "cohen_mean", "fleiss", "krippendorff_alpha", "ci", "n_items",
-                "annotators", "strict", "flip_rate"):
+    for key in (
+        "percent",
+        "cohen_pairs",
+        "cohen_mean",
+        "fleiss",
+        "krippendorff_alpha",
+        "ci",
+        "n_items",
+        "annotators",
+        "strict",
+        "flip_rate",
+    ):
         assert key in report
     assert report["annotators"] == ["ann0", "ann1", "ann2"] and report["variant"] == "all"
     assert set(report["cohen_pairs"]) == {"ann0|ann1", "ann0|ann2", "ann1|ann2"}
@@ -239,8 +273,16 @@ def test_report_keys_values_and_json():
         assert low <= report[stat] <= high
     for pair, (low, high) in report["ci"]["cohen_pairs"].items():
         assert low <= report["cohen_pairs"][pair] <= high
-    assert set(report["strict"]) >= {"percent", "cohen_pairs", "cohen_mean", "fleiss", "krippendorff_alpha",
-                                     "ci", "n_items", "annotators"}
+    assert set(report["strict"]) >= {
+        "percent",
+        "cohen_pairs",
+        "cohen_mean",
+        "fleiss",
+        "krippendorff_alpha",
+        "ci",
+        "n_items",
+        "annotators",
+    }
     assert report["strict"]["n_items"] < report["n_items"]
 
     strict_top = ag.agreement_report(data, strict=True, bootstrap=300, seed=5)
@@ -278,6 +320,7 @@ def test_fewer_than_two_annotators_gives_none(labels):
 
 # ---- bootstrap ---------------------------------------------------------------------------------
 
+
 def test_bootstrap_ci_contains_estimate_and_is_reproducible():
     labels = random_labels(np.random.default_rng(2), 400, 3, missing=0.25)
     for fn in (ag.percent_agreement, ag.cohen_mean, ag.fleiss, ag.krippendorff_alpha):
@@ -295,8 +338,9 @@ def test_bootstrap_weights_are_exact_recomputations_on_resampled_items():
     matrix = np.column_stack(list(labels.values()))
     rows = np.flatnonzero((~np.isnan(matrix)).sum(1) >= 2)
     picks = [rows[rng.integers(0, len(rows), len(rows))] for _ in range(3)]
-    weights = np.stack([np.bincount(p.inverse[np.searchsorted(rows, pick)], minlength=len(p.counts))
-                        for pick in picks]).astype(float)
+    weights = np.stack(
+        [np.bincount(p.inverse[np.searchsorted(rows, pick)], minlength=len(p.counts)) for pick in picks]
+    ).astype(float)
     stats = ag._evaluate(p, weights)
     for r, pick in enumerate(picks):
         resampled = {k: v[pick] for k, v in labels.items()}
@@ -332,6 +376,7 @@ def test_both_resampling_paths_and_the_generic_fallback_agree(monkeypatch):
 
 # ---- judge and reference -----------------------------------------------------------------------
 
+
 def test_judge_human_kappa():
     judge = np.array([0, 1, 1, 0, NAN, 1, 0, 1, 0, 0], float)
     alice = judge.copy()
@@ -366,6 +411,7 @@ def test_reference_flip_rate_per_annotator_and_category():
 
 
 # ---- speed -------------------------------------------------------------------------------------
+
 
 def test_100k_items_three_annotators_is_fast():
     rng = np.random.default_rng(0)

@@ -17,8 +17,14 @@ PAIRSCOPE = Path(sys.executable).with_name("pairscope")
 
 
 def vl_row(i, **kw):
-    return {"id": f"RLAIF-V-{i}", "query": "<image>\nQ?", "response": ["a", "b"], "human_ranking": [1, 0],
-            "image_path": f"img{i}.png", **kw}
+    return {
+        "id": f"RLAIF-V-{i}",
+        "query": "<image>\nQ?",
+        "response": ["a", "b"],
+        "human_ranking": [1, 0],
+        "image_path": f"img{i}.png",
+        **kw,
+    }
 
 
 @pytest.fixture
@@ -74,8 +80,9 @@ def test_info_on_missing_or_foreign_file(tmp_path, capsys):
 
 def test_window_without_display_explains_instead_of_aborting(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    proc = subprocess.run([str(PAIRSCOPE), str(tmp_path / "x.pairscope")], env=env, capture_output=True,
-                          text=True, timeout=60)
+    proc = subprocess.run(
+        [str(PAIRSCOPE), str(tmp_path / "x.pairscope")], env=env, capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 2 and "no display" in proc.stderr and "xvfb-run" in proc.stderr
 
 

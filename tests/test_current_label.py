@@ -26,8 +26,17 @@ TIMES = tuple(f"2025-03-0{d}T10:00:00.000000+00:00" for d in range(1, 5))
 
 
 def make_items(store, n=12):
-    store.add_items([Item(ext_id=f"i{k}", prompt=f"q{k}", responses=(Response(0, f"a{k}"), Response(1, f"b{k}")),
-                          reference=Reference(ranking=(0, 1))) for k in range(n)])
+    store.add_items(
+        [
+            Item(
+                ext_id=f"i{k}",
+                prompt=f"q{k}",
+                responses=(Response(0, f"a{k}"), Response(1, f"b{k}")),
+                reference=Reference(ranking=(0, 1)),
+            )
+            for k in range(n)
+        ]
+    )
     return [s.id for s in store.item_summaries(0, 100)]
 
 
@@ -37,11 +46,19 @@ def random_history(store, ids, seed, n_labels=250) -> list[Label]:
     written = []
     for _ in range(n_labels):
         outcome = rng.choice(OUTCOMES)
-        written.append(store.add_label(Label(
-            rng.choice(ids), rng.choice(NAMES[:2]) if rng.random() < 0.8 else NAMES[2], outcome,
-            ranking=(rng.randint(0, 1),) if outcome == "prefer" else (),
-            discard_reasons=("bad_media",) if outcome == "discard" else (),
-            kind=rng.choice(("label", "label", "adjudication")), created_at=rng.choice(TIMES))))
+        written.append(
+            store.add_label(
+                Label(
+                    rng.choice(ids),
+                    rng.choice(NAMES[:2]) if rng.random() < 0.8 else NAMES[2],
+                    outcome,
+                    ranking=(rng.randint(0, 1),) if outcome == "prefer" else (),
+                    discard_reasons=("bad_media",) if outcome == "discard" else (),
+                    kind=rng.choice(("label", "label", "adjudication")),
+                    created_at=rng.choice(TIMES),
+                )
+            )
+        )
     return written
 
 
@@ -73,11 +90,13 @@ def test_every_reader_agrees_with_the_rule(store, seed):
             for item_id in ids:
                 got = store.current_label(item_id, name, kind)
                 assert (got and got.uuid) == (mine[item_id].uuid if item_id in mine else None), (name, kind, item_id)
-            assert {i: lab.uuid for i, lab in store.current_labels(name, kind=kind).items()} == \
-                {i: lab.uuid for i, lab in mine.items()}
+            assert {i: lab.uuid for i, lab in store.current_labels(name, kind=kind).items()} == {
+                i: lab.uuid for i, lab in mine.items()
+            }
             some = ids[::3]
-            assert {i: lab.uuid for i, lab in store.current_labels(name, some, kind=kind).items()} == \
-                {i: lab.uuid for i, lab in mine.items() if i in some}
+            assert {i: lab.uuid for i, lab in store.current_labels(name, some, kind=kind).items()} == {
+                i: lab.uuid for i, lab in mine.items() if i in some
+            }
             assert store.labeled_count(name, kind) == len(mine)
             for after in (0, *ids):
                 expected = next((i for i in ids if i > after and i not in mine), None)
@@ -89,24 +108,28 @@ def test_every_reader_agrees_with_the_rule(store, seed):
             assert session.progress() == (len(mine), len(ids))
             assert session.first_unlabeled() == next((i for i in ids if i not in mine), None)
             statuses = {row.summary.id: row.status for row in session.table_rows(0, 100)}
-            assert statuses == {i: ("unlabeled" if i not in mine else
-                                    "discarded" if mine[i].outcome == "discard" else "labeled") for i in ids}
+            assert statuses == {
+                i: ("unlabeled" if i not in mine else "discarded" if mine[i].outcome == "discard" else "labeled")
+                for i in ids
+            }
 
     for kind, status in (("label", "labeled"), ("adjudication", "adjudicated")):
         assert filtered(store, status=status) == {i for (k, i, _), _l in ref.items() if k == kind}
 
     for item_id in ids:
         labels, adjudication = current_labels(store, item_id)
-        assert {n: lab.uuid for n, lab in labels.items()} == \
-            {who: lab.uuid for (k, i, who), lab in ref.items() if k == "label" and i == item_id}
+        assert {n: lab.uuid for n, lab in labels.items()} == {
+            who: lab.uuid for (k, i, who), lab in ref.items() if k == "label" and i == item_id
+        }
         adjudications = [lab for (k, i, _), lab in ref.items() if k == "adjudication" and i == item_id]
         newest = max(adjudications, key=lambda lab: (lab.created_at, order[lab.uuid]), default=None)
         expected = newest.uuid if newest is not None and newest.outcome in DECISIVE else None
         assert (adjudication and adjudication.uuid) == expected, item_id
 
         lines = review_data(store, store.get_item(item_id), (0, 1)).labels
-        assert {(line.annotator, line.kind, line.created_at) for line in lines} == \
-            {(who, k, lab.created_at) for (k, i, who), lab in ref.items() if i == item_id}
+        assert {(line.annotator, line.kind, line.created_at) for line in lines} == {
+            (who, k, lab.created_at) for (k, i, who), lab in ref.items() if i == item_id
+        }
 
 
 def test_a_clear_at_the_same_time_as_the_label_leaves_the_item_unlabeled(store):

@@ -8,6 +8,7 @@ import json
 
 import pytest
 from PIL import Image
+
 from pairscope.app.importer import import_file
 from pairscope.app.judge.derived import import_verdicts
 from pairscope.app.stats.report import compute_stats
@@ -34,9 +35,20 @@ ROWS = [
 def project(store, tmp_path):
     (tmp_path / "images").mkdir()
     (tmp_path / "images" / "a.png").write_bytes(png())
-    lines = [json.dumps({"id": i, "query": "<image>\nHow many sinks are there?", "response": ["3 sinks.", "2 sinks."],
-                         "human_ranking": [0, 1], "image_path": "images/a.png", "query_source": source,
-                         "human_error_analysis": tags}) for i, source, tags, _ in ROWS]
+    lines = [
+        json.dumps(
+            {
+                "id": i,
+                "query": "<image>\nHow many sinks are there?",
+                "response": ["3 sinks.", "2 sinks."],
+                "human_ranking": [0, 1],
+                "image_path": "images/a.png",
+                "query_source": source,
+                "human_error_analysis": tags,
+            }
+        )
+        for i, source, tags, _ in ROWS
+    ]
     path = tmp_path / "vl.jsonl"
     path.write_text("\n".join(lines) + "\n")
     import_file(store, path, "vlrewardbench")
@@ -51,7 +63,11 @@ def test_accuracy_per_query_source(project):
     [run] = report["judges"].values()
     per = run["official"]["per_source"]
     assert {s: (g["n"], g["accuracy"]) for s, g in per.items()} == {
-        "mathverse": (1, 1.0), "povid": (1, 1.0), "rlaif-v": (3, pytest.approx(2 / 3)), "wildvision": (1, 0.0)}
+        "mathverse": (1, 1.0),
+        "povid": (1, 1.0),
+        "rlaif-v": (3, pytest.approx(2 / 3)),
+        "wildvision": (1, 0.0),
+    }
     assert per["rlaif-v"]["ci"][0] < 2 / 3 < per["rlaif-v"]["ci"][1]
 
 
@@ -61,7 +77,11 @@ def test_error_type_distribution_counts_tag_occurrences(project):
     # 6 tags on 5 items: existence 2, counting 2, attribute 1, recognition 1
     assert (errors["tags"], errors["items_tagged"]) == (6, 5)
     assert {k: v["count"] for k, v in errors["kinds"].items()} == {
-        "existence": 2, "recognition": 1, "attribute": 1, "counting": 2}
+        "existence": 2,
+        "recognition": 1,
+        "attribute": 1,
+        "counting": 2,
+    }
     assert errors["kinds"]["counting"]["share"] == pytest.approx(2 / 6)
     # "How many sinks are there?" is 5 words; with the <image> token 6
     assert report["words"]["query_without_image_token"] == [5.0, 5.0, 5.0]

@@ -52,8 +52,14 @@ def test_coverage(images):
     categories = {vlrewardbench_category(r["id"])[0] for r in images}
     assert categories == {"general", "hallucination", "reasoning"}
     tags = {(t.kind, t.subkind) for r in images for t in parse_error_tags(r["human_error_analysis"])}
-    for wanted in [("existence", None), ("recognition", "object"), ("recognition", "text"),
-                   ("attribute", None), ("counting", None), ("reasoning", None)]:
+    for wanted in [
+        ("existence", None),
+        ("recognition", "object"),
+        ("recognition", "text"),
+        ("attribute", None),
+        ("counting", None),
+        ("reasoning", None),
+    ]:
         assert wanted in tags
     assert any(kind == "other" for kind, _ in tags)
     assert [len(r["response"]) for r in images].count(4) == 1
@@ -100,7 +106,8 @@ def test_regenerating_gives_identical_jsonl(tmp_path):
     assert counts == {name: len(_rows(name)) for name in JSONL}
     for name in JSONL + ("README.md",):
         assert (tmp_path / name).read_bytes() == (DEMO / name).read_bytes(), name
-    assert sorted(p.name for p in (tmp_path / "images").iterdir()) == sorted(p.name for p in (DEMO / "images").iterdir())
+    copied = sorted(p.name for p in (tmp_path / "images").iterdir())
+    assert copied == sorted(p.name for p in (DEMO / "images").iterdir())
 
 
 # -- the answers are right: measured from the pixels, not from the generator's bookkeeping ------
@@ -111,7 +118,7 @@ def _shapes(img, colour: str) -> list[str]:
     mask = np.all(np.asarray(img) == demo_build.COLOURS[colour], axis=-1).astype(np.uint8)
     n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     kinds = []
-    for x, y, w, h, area in stats[1:n]:
+    for _x, _y, w, h, area in stats[1:n]:
         if area < 40:
             continue
         fill = area / (w * h)

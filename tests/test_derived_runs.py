@@ -17,8 +17,12 @@ from pairscope.models.parsing import parse_pairwise_strict, parse_score_strict, 
 
 
 def pair(i):
-    return Item(ext_id=f"q{i}", prompt=f"question {i}", responses=(Response(0, "GOOD"), Response(1, "BAD")),
-                reference=Reference(ranking=(0, 1)))
+    return Item(
+        ext_id=f"q{i}",
+        prompt=f"question {i}",
+        responses=(Response(0, "GOOD"), Response(1, "BAD")),
+        reference=Reference(ranking=(0, 1)),
+    )
 
 
 @pytest.fixture
@@ -34,8 +38,13 @@ def ids(store):
 def test_strict_accepts_only_the_template_line():
     assert parse_pairwise_strict("Reasons.\nOverall Judgment: Answer 2 is better\n").choice == 1
     assert parse_pairwise_strict("Reasons.\nOverall Judgment: Tie").tie
-    for loose in ("**Overall Judgment: Answer 2 is better**", "Answer 2 is better.", "[[B]]",
-                  "Overall Judgment: Answer 2 is better\nThanks!", "overall judgment: answer 2 is better"):
+    for loose in (
+        "**Overall Judgment: Answer 2 is better**",
+        "Answer 2 is better.",
+        "[[B]]",
+        "Overall Judgment: Answer 2 is better\nThanks!",
+        "overall judgment: answer 2 is better",
+    ):
         assert not parse_pairwise_strict(loose).parsed, loose
     assert not parse_pairwise_strict("Overall Judgment: Answer 3 is better", 2).parsed
     assert parse_score_strict("ok\nScore: 7/10").score == 7 and not parse_score_strict("Score: 7 / 10").parsed
@@ -110,15 +119,29 @@ def test_import_scores_from_a_reward_model(project, tmp_path):
 
 
 def test_bad_rows_name_file_and_line_and_nothing_is_written(project, tmp_path):
-    rows = [{"item": "q0", "choice": 0}, "{not json", {"item": "nope", "choice": 0},
-            {"item": "q1", "choice": 5}, {"item": "q0", "choice": 1}, {"item": "q2", "order": [0, 0], "choice": 0},
-            {"item": "q3", "choice": 0, "output": "x"}, {"item": "q4", "scores": [1]}]
+    rows = [
+        {"item": "q0", "choice": 0},
+        "{not json",
+        {"item": "nope", "choice": 0},
+        {"item": "q1", "choice": 5},
+        {"item": "q0", "choice": 1},
+        {"item": "q2", "order": [0, 0], "choice": 0},
+        {"item": "q3", "choice": 0, "output": "x"},
+        {"item": "q4", "scores": [1]},
+    ]
     path = write(tmp_path, rows)
     with pytest.raises(VerdictFileError) as err:
         import_verdicts(project, path, "bad")
     text = str(err.value)
-    for line, words in ((2, "not valid JSON"), (3, "no item 'nope'"), (4, "'choice' must be"),
-                        (5, "already given on line 1"), (6, "'order'"), (7, "exactly one of"), (8, "one file is one run")):
+    for line, words in (
+        (2, "not valid JSON"),
+        (3, "no item 'nope'"),
+        (4, "'choice' must be"),
+        (5, "already given on line 1"),
+        (6, "'order'"),
+        (7, "exactly one of"),
+        (8, "one file is one run"),
+    ):
         assert words in text, (line, words)
     assert f"{path}:2:" in text and f"{path}:5 [" in text
     assert project.runs() == []

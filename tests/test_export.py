@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 
 import pytest
+from PIL import Image
+
 from helpers import item as stored_item
 from helpers import write_jsonl
 from pairscope.app import __version__
@@ -27,7 +29,6 @@ from pairscope.app.records import (
     Response,
 )
 from pairscope.app.store import Store
-from PIL import Image
 
 MEDIA_NAME = re.compile(r"media/[0-9a-f]{64}\.png")
 
@@ -44,10 +45,18 @@ def sha256(path: Path) -> str:
 
 def vlrb_row(id_, ranking=(0, 1), image="imgs/a.png", **kw):
     row = {
-        "id": id_, "query": "<image>\nHow many sinks?", "response": [f"{id_} first", f"{id_} second"],
-        "human_ranking": list(ranking), "image_path": image, "models": ["m1", "m2"],
-        "judge": "gpt-4o", "rationale": "counted", "query_source": "wildvision",
-        "human_error_analysis": ["counting"], "ground_truth": "3", "meta": {"k": [1, 2]},
+        "id": id_,
+        "query": "<image>\nHow many sinks?",
+        "response": [f"{id_} first", f"{id_} second"],
+        "human_ranking": list(ranking),
+        "image_path": image,
+        "models": ["m1", "m2"],
+        "judge": "gpt-4o",
+        "rationale": "counted",
+        "query_source": "wildvision",
+        "human_error_analysis": ["counting"],
+        "ground_truth": "3",
+        "meta": {"k": [1, 2]},
     }
     row.update(kw)
     return row
@@ -105,8 +114,17 @@ def test_vlrewardbench_rows_follow_the_benchmark_schema(project, tmp_path):
     assert result.n_items == 5 and set(rows) == {r["id"] for r in SOURCE_ROWS} - {"vlfeedback_5"}
     assert result.skipped == [("vlfeedback_5", "no preference (no adjudication, agreement or reference ranking)")]
     row = rows["wildvision-battle-1"]
-    assert set(row) >= {"id", "query", "response", "human_ranking", "image_path", "query_source",
-                        "human_error_analysis", "models", "ground_truth"}
+    assert set(row) >= {
+        "id",
+        "query",
+        "response",
+        "human_ranking",
+        "image_path",
+        "query_source",
+        "human_error_analysis",
+        "models",
+        "ground_truth",
+    }
     assert row["query"] == "<image>\nHow many sinks?"  # the original query, image token kept
     assert row["response"] == ["wildvision-battle-1 first", "wildvision-battle-1 second"]
     assert row["human_ranking"] == [0, 1] and rows["RLAIF-V-2"]["human_ranking"] == [1, 0]
@@ -169,8 +187,13 @@ def test_full_ranks_direction_and_partial_rankings():
 
 
 def test_adjudication_overrides_the_reference(project, tmp_path):
-    adjudicate(project, "wildvision-battle-1", ranking=(1, 0), strength="much",
-               error_types=(ErrorTag("attribute", note="colour"),))
+    adjudicate(
+        project,
+        "wildvision-battle-1",
+        ranking=(1, 0),
+        strength="much",
+        error_types=(ErrorTag("attribute", note="colour"),),
+    )
     result = export_project(project, tmp_path / "vl", "vlrewardbench")
     row = by_id(read_rows(tmp_path / "vl" / "vlrewardbench.jsonl"))["wildvision-battle-1"]
     assert row["human_ranking"] == [1, 0]
@@ -198,8 +221,7 @@ def test_only_agreed_uses_the_annotators_common_preference(project, tmp_path):
     alice, bob, carol = (LabelingSession(project, n) for n in ("alice", "bob", "carol"))
     # agreed against the reference (reference prefers response 0)
     prefer(alice, project, "wildvision-battle-1", 1, strength="clearly")
-    prefer(bob, project, "wildvision-battle-1", 1, strength="clearly",
-           error_types=(ErrorTag("counting"),))
+    prefer(bob, project, "wildvision-battle-1", 1, strength="clearly", error_types=(ErrorTag("counting"),))
     # disagreement
     prefer(alice, project, "mathverse_3", 0)
     prefer(bob, project, "mathverse_3", 1)
@@ -280,19 +302,29 @@ def test_ties_and_both_bad_have_no_chosen_response(project, tmp_path):
 def test_collection_and_item_ids_restrict_the_export(project, tmp_path):
     ids = {e: project.item_id(e) for e in ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")}
     project.add_to_collection("hard", list(ids.values()))
-    result = export_project(project, tmp_path / "c", "vlrewardbench", collection="hard",
-                            filters_description={"category": "hallucination"})
+    result = export_project(
+        project, tmp_path / "c", "vlrewardbench", collection="hard", filters_description={"category": "hallucination"}
+    )
     assert [r["id"] for r in read_rows(tmp_path / "c" / "vlrewardbench.jsonl")] == list(ids)
     manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
-    assert manifest["filters"] == {"collection": "hard", "only": None, "item_ids": None,
-                                   "description": {"category": "hallucination"}}
+    assert manifest["filters"] == {
+        "collection": "hard",
+        "only": None,
+        "item_ids": None,
+        "description": {"category": "hallucination"},
+    }
     assert result.per_category == {"general": 1, "hallucination": 1, "reasoning": 1}
 
     export_project(project, tmp_path / "i", "vlrewardbench", item_ids=[ids["mathverse_3"], ids["RLAIF-V-2"]])
     assert [r["id"] for r in read_rows(tmp_path / "i" / "vlrewardbench.jsonl")] == ["RLAIF-V-2", "mathverse_3"]
 
-    export_project(project, tmp_path / "both", "vlrewardbench", collection="hard",
-                   item_ids=[ids["mathverse_3"], project.item_id("mmmu_4")])
+    export_project(
+        project,
+        tmp_path / "both",
+        "vlrewardbench",
+        collection="hard",
+        item_ids=[ids["mathverse_3"], project.item_id("mmmu_4")],
+    )
     assert [r["id"] for r in read_rows(tmp_path / "both" / "vlrewardbench.jsonl")] == ["mathverse_3"]
 
     result = export_project(project, tmp_path / "gone", "vlrewardbench", item_ids=[999])
@@ -371,7 +403,7 @@ def test_refuses_a_non_empty_folder_unless_forced(project, tmp_path):
     assert (out / "notes.txt").read_text() == "mine" and first.n_items == 5
     with pytest.raises(FileExistsError):
         export_project(project, out, "trl")
-    (out / ".pairscope-tmp-" f"{'0' * 32}").write_text("half")  # an interrupted export's leftover
+    (out / f".pairscope-tmp-{'0' * 32}").write_text("half")  # an interrupted export's leftover
     project.add_to_collection("one", [project.item_id("mathverse_3")])
     again = export_project(project, out, "trl", collection="one", force=True)
     assert again.n_items == 1 and [r["id"] for r in read_rows(out / "trl.jsonl")] == ["mathverse_3"]
@@ -389,11 +421,18 @@ def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
     c = png(weird_dir / "x.p$g", "black")
     ids = ["../../etc/passwd", "a/b", "x\x00y", "..", "/abs", "C:\\win", "ok"]
     with Store.create(tmp_path / "proj" / "p.pairscope") as store:
-        store.add_items([
-            Item(ext_id=e, prompt="q", responses=(Response(0, "r0"), Response(1, "r1")),
-                 media=(MediaRef("image", f"../{n}/{e}", str(p)),), reference=Reference(ranking=(0, 1)))
-            for e, n, p in zip(ids, range(7), (a, b, c, a, b, c, a))
-        ])
+        store.add_items(
+            [
+                Item(
+                    ext_id=e,
+                    prompt="q",
+                    responses=(Response(0, "r0"), Response(1, "r1")),
+                    media=(MediaRef("image", f"../{n}/{e}", str(p)),),
+                    reference=Reference(ranking=(0, 1)),
+                )
+                for e, n, p in zip(ids, range(7), (a, b, c, a, b, c, a))
+            ]
+        )
         before = {p for p in tmp_path.rglob("*")}
         for fmt in EXPORT_FORMATS:
             out = tmp_path / "exports" / fmt
@@ -412,8 +451,16 @@ def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
 
 
 def test_trl_rows_are_plain_preference_rows(project, tmp_path):
-    project.add_items([Item(ext_id="bon", prompt="q", responses=tuple(Response(i, str(i)) for i in range(3)),
-                            reference=Reference(ranking=(2, 0, 1)))])
+    project.add_items(
+        [
+            Item(
+                ext_id="bon",
+                prompt="q",
+                responses=tuple(Response(i, str(i)) for i in range(3)),
+                reference=Reference(ranking=(2, 0, 1)),
+            )
+        ]
+    )
     out = tmp_path / "out"
     result = export_project(project, out, "trl")
     rows = read_rows(out / "trl.jsonl")
@@ -432,8 +479,12 @@ def test_trl_and_vlrewardbench_files_load_as_arrow_tables(project, tmp_path):
     import pyarrow.json as paj
 
     for fmt in ("trl", "vlrewardbench"):
-        export_project(project, tmp_path / fmt, fmt, item_ids=[project.item_id(e) for e in
-                                                            ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")])
+        export_project(
+            project,
+            tmp_path / fmt,
+            fmt,
+            item_ids=[project.item_id(e) for e in ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")],
+        )
         table = paj.read_json(tmp_path / fmt / EXPORT_FORMATS[fmt].filename)
         assert table.num_rows == 3
     assert table.column("human_ranking").to_pylist() == [[0, 1], [1, 0], [0, 1]]
@@ -486,9 +537,18 @@ def test_jsonl_export_reimports_items_references_categories_and_media(project, t
     """What the generic JSONL importer brings back (documented): ids, prompts, responses,
     category, subset, the reference (ranking, strength, error tags, ground truth) and the
     media files. Not: prompt_raw, models, steps, source format, labels."""
-    project.add_items([Item(ext_id="strong", prompt="which?", category="safety", subset="s1",
-                            responses=(Response(0, "a"), Response(1, "b")),
-                            reference=Reference(ranking=(1, 0), strength="much"))])
+    project.add_items(
+        [
+            Item(
+                ext_id="strong",
+                prompt="which?",
+                category="safety",
+                subset="s1",
+                responses=(Response(0, "a"), Response(1, "b")),
+                reference=Reference(ranking=(1, 0), strength="much"),
+            )
+        ]
+    )
     out = tmp_path / "out"
     export_project(project, out, "jsonl")
     with Store.create(tmp_path / "again.pairscope") as again:
@@ -509,13 +569,24 @@ def test_video_items_and_best_of_n_items(tmp_path):
     clip.parent.mkdir(parents=True)
     clip.write_bytes(b"\x00\x00\x00\x18ftypmp42 not really a video")
     with Store.create(tmp_path / "p.pairscope") as store:
-        store.add_items([
-            Item(ext_id="vid-1", prompt="what happens?", category="long-form perception",
-                 responses=(Response(0, "a"), Response(1, "b")), media=(MediaRef("video", "clip.mp4", str(clip)),),
-                 reference=Reference(ranking=(1, 0), strength="2")),
-            Item(ext_id="bon-1", prompt="best?", responses=tuple(Response(i, str(i)) for i in range(3)),
-                 reference=Reference(ranking=(2, 0, 1))),
-        ])
+        store.add_items(
+            [
+                Item(
+                    ext_id="vid-1",
+                    prompt="what happens?",
+                    category="long-form perception",
+                    responses=(Response(0, "a"), Response(1, "b")),
+                    media=(MediaRef("video", "clip.mp4", str(clip)),),
+                    reference=Reference(ranking=(1, 0), strength="2"),
+                ),
+                Item(
+                    ext_id="bon-1",
+                    prompt="best?",
+                    responses=tuple(Response(i, str(i)) for i in range(3)),
+                    reference=Reference(ranking=(2, 0, 1)),
+                ),
+            ]
+        )
         adjudicate(store, "bon-1", ranking=(1,))  # best of three: only the best is named
         seen = []
         export_project(store, tmp_path / "vl", "vlrewardbench", progress=lambda done, total: seen.append((done, total)))
@@ -526,8 +597,10 @@ def test_video_items_and_best_of_n_items(tmp_path):
         assert rows["vid-1"]["category"] == "long-form perception"  # the id prefix would say general
         assert rows["bon-1"]["human_ranking"] == [1, 0, 1]
         result = export_project(store, tmp_path / "trl", "trl")
-        assert dict(result.skipped) == {"vid-1": "TRL rows hold images only; the item has a video",
-                                        "bon-1": "TRL rows need exactly 2 responses, the item has 3"}
+        assert dict(result.skipped) == {
+            "vid-1": "TRL rows hold images only; the item has a video",
+            "bon-1": "TRL rows need exactly 2 responses, the item has 3",
+        }
         export_project(store, tmp_path / "js", "jsonl")
         row = by_id(read_rows(tmp_path / "js" / "items.jsonl"))["vid-1"]
         assert row["video"] == [rows["vid-1"]["video_path"]] and row["image"] == []
@@ -540,10 +613,11 @@ def test_video_items_and_best_of_n_items(tmp_path):
 @pytest.fixture
 def export_window(qtbot, tmp_path):
     """The window on a project imported from SOURCE_ROWS, with File → Export open."""
+    from PySide6.QtCore import Qt
+
     from helpers import show_active
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
-    from PySide6.QtCore import Qt
 
     src = tmp_path / "src"
     png(src / "imgs" / "a.png", "red")
@@ -576,7 +650,8 @@ def test_export_from_the_dialog_runs_in_the_background_with_a_progress_bar(qtbot
     timer.stop()
     qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
     assert json.loads((out / "manifest.json").read_text())["counts"]["items"] == 5
-    assert dialog.result_text.startswith("Exported 5 items") and "Exported 5 items" in window.statusBar().currentMessage()
+    assert dialog.result_text.startswith("Exported 5 items")
+    assert "Exported 5 items" in window.statusBar().currentMessage()
 
 
 def test_cancelling_an_export_writes_nothing_and_keeps_the_dialog(qtbot, export_window, tmp_path):

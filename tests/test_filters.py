@@ -28,22 +28,43 @@ from pairscope.app.store.search import (
 
 
 def item(ext_id, prompt, responses, category="general", ranking=(0, 1), tags=()):
-    return Item(ext_id=ext_id, prompt=prompt, category=category,
-                responses=tuple(Response(i, text) for i, text in enumerate(responses)),
-                reference=Reference(ranking=ranking, error_tags=tuple(ErrorTag(t) for t in tags)))
+    return Item(
+        ext_id=ext_id,
+        prompt=prompt,
+        category=category,
+        responses=tuple(Response(i, text) for i, text in enumerate(responses)),
+        reference=Reference(ranking=ranking, error_tags=tuple(ErrorTag(t) for t in tags)),
+    )
 
 
 ITEMS = [
-    item("vl-a1", "Count the red circles", ["There are two circles.", "There are three circles."],
-         ranking=(0, 1), tags=("counting",)),
+    item(
+        "vl-a1",
+        "Count the red circles",
+        ["There are two circles.", "There are three circles."],
+        ranking=(0, 1),
+        tags=("counting",),
+    ),
     item("vl-a2", "What colour is the sign?", ["The sign is blue.", "The sign is green."], ranking=(1, 0)),
-    item("vl-b1", "Who sits at the café table?", ["A person sits near the table.", "Nobody and nothing."],
-         category="reasoning", ranking=(0, 1), tags=("existence",)),
-    item("vl-b2", "Explain the e-mail", ["RÉSUMÉ attached to it", "A zeppelin overhead"],
-         category="reasoning", ranking=None),
+    item(
+        "vl-b1",
+        "Who sits at the café table?",
+        ["A person sits near the table.", "Nobody and nothing."],
+        category="reasoning",
+        ranking=(0, 1),
+        tags=("existence",),
+    ),
+    item(
+        "vl-b2",
+        "Explain the e-mail",
+        ["RÉSUMÉ attached to it", "A zeppelin overhead"],
+        category="reasoning",
+        ranking=None,
+    ),
     item("vl-c1", "Describe the photo", ["A small dog", "A large cat"], category="hallucination", ranking=(1, 0)),
-    item("vl-c2", "Describe the video", ["A running horse", "A sleeping horse"], category="hallucination",
-         ranking=(0, 1)),
+    item(
+        "vl-c2", "Describe the video", ["A running horse", "A sleeping horse"], category="hallucination", ranking=(0, 1)
+    ),
 ]
 NAMES = [i.ext_id for i in ITEMS]
 
@@ -54,8 +75,9 @@ def prefer(session: LabelingSession, item_id: int, response: int, **kw) -> Label
 
 
 def verdict(run, item_id, sample, choice, parsed=True, error=None):
-    return VerdictRecord(run, item_id, sample, (0, 1) if sample % 2 == 0 else (1, 0), "raw", choice, None,
-                         parsed, None, error=error)
+    return VerdictRecord(
+        run, item_id, sample, (0, 1) if sample % 2 == 0 else (1, 0), "raw", choice, None, parsed, None, error=error
+    )
 
 
 def add_verdicts(store, run_id, verdicts):
@@ -64,9 +86,20 @@ def add_verdicts(store, run_id, verdicts):
 
 
 def make_run(store, mode="pairwise", k=2, both=True, tag="h"):
-    return store.create_run(backend="fake", model_path="m", weights_hash=None, template_name=mode,
-                            template_text="t", template_hash=tag, mode=mode, k=k, both_orders=both, frames=None,
-                            seed=0, generation={})
+    return store.create_run(
+        backend="fake",
+        model_path="m",
+        weights_hash=None,
+        template_name=mode,
+        template_text="t",
+        template_hash=tag,
+        mode=mode,
+        k=k,
+        both_orders=both,
+        frames=None,
+        seed=0,
+        generation={},
+    )
 
 
 @pytest.fixture
@@ -102,20 +135,27 @@ def project(store):
     store.add_to_collection("hard", [ids["vl-a2"], ids["vl-c1"]])
 
     run = make_run(store)  # pairwise, k=2, both orders: samples 0..3, pairs (0,1), (2,3)
-    add_verdicts(store, run.id, [
-        # a1: 0, 0, 0, unparsed → 0 = reference: right; consistent
-        verdict(run.id, ids["vl-a1"], 0, 0), verdict(run.id, ids["vl-a1"], 1, 0),
-        verdict(run.id, ids["vl-a1"], 2, 0), verdict(run.id, ids["vl-a1"], 3, None, parsed=False),
-        # a2: 0, 0, 1, 1 → tied votes: unparsed; consistent
-        *(verdict(run.id, ids["vl-a2"], s, c) for s, c in enumerate((0, 0, 1, 1))),
-        # b1: 1, 0, 1, 1 → 1 ≠ reference 0: wrong; pair (0, 1) disagrees: inconsistent
-        *(verdict(run.id, ids["vl-b1"], s, c) for s, c in enumerate((1, 0, 1, 1))),
-        # b2: 0, 0, 0, judged tie → 0 but no reference: neither; pair (2, 3) disagrees
-        *(verdict(run.id, ids["vl-b2"], s, c) for s, c in enumerate((0, 0, 0, None))),
-        # c1: nothing parsed, one error → unparsed
-        verdict(run.id, ids["vl-c1"], 0, None, parsed=False), verdict(run.id, ids["vl-c1"], 1, None, parsed=False),
-        verdict(run.id, ids["vl-c1"], 2, None, parsed=False, error="timeout"),
-    ])
+    add_verdicts(
+        store,
+        run.id,
+        [
+            # a1: 0, 0, 0, unparsed → 0 = reference: right; consistent
+            verdict(run.id, ids["vl-a1"], 0, 0),
+            verdict(run.id, ids["vl-a1"], 1, 0),
+            verdict(run.id, ids["vl-a1"], 2, 0),
+            verdict(run.id, ids["vl-a1"], 3, None, parsed=False),
+            # a2: 0, 0, 1, 1 → tied votes: unparsed; consistent
+            *(verdict(run.id, ids["vl-a2"], s, c) for s, c in enumerate((0, 0, 1, 1))),
+            # b1: 1, 0, 1, 1 → 1 ≠ reference 0: wrong; pair (0, 1) disagrees: inconsistent
+            *(verdict(run.id, ids["vl-b1"], s, c) for s, c in enumerate((1, 0, 1, 1))),
+            # b2: 0, 0, 0, judged tie → 0 but no reference: neither; pair (2, 3) disagrees
+            *(verdict(run.id, ids["vl-b2"], s, c) for s, c in enumerate((0, 0, 0, None))),
+            # c1: nothing parsed, one error → unparsed
+            verdict(run.id, ids["vl-c1"], 0, None, parsed=False),
+            verdict(run.id, ids["vl-c1"], 1, None, parsed=False),
+            verdict(run.id, ids["vl-c1"], 2, None, parsed=False, error="timeout"),
+        ],
+    )
     store.project_ids = ids
     store.run_id = run.id
     return store
@@ -195,8 +235,15 @@ def test_judge_modes_orders_and_cleared_errors(project):
     ids = project.project_ids
     single = make_run(project, both=False, tag="single")  # samples 0 and 1 are not an order pair
     single = make_run(project, k=3, both=False, tag="single3")
-    add_verdicts(project, single.id, [verdict(single.id, ids["vl-a1"], 0, 0), verdict(single.id, ids["vl-a1"], 1, 1),
-                                      verdict(single.id, ids["vl-c2"], 0, None, parsed=False, error="oom")])
+    add_verdicts(
+        project,
+        single.id,
+        [
+            verdict(single.id, ids["vl-a1"], 0, 0),
+            verdict(single.id, ids["vl-a1"], 1, 1),
+            verdict(single.id, ids["vl-c2"], 0, None, parsed=False, error="oom"),
+        ],
+    )
     assert names(project, ItemFilter(judge_run=single.id, judge="inconsistent")) == set()
     assert names(project, ItemFilter(judge_run=single.id, judge="undecided")) == {"vl-a1", "vl-c2"}
     assert names(project, ItemFilter(judge_run=single.id, judge="failed")) == {"vl-c2"}  # an error is not unparsed
@@ -211,9 +258,11 @@ def test_judge_modes_orders_and_cleared_errors(project):
 
     # pointwise runs vote too: per sample, the unique top score wins (vl-a1's reference is 0)
     pointwise = make_run(project, mode="pointwise", k=1, both=False, tag="pw")
-    scored = [replace(verdict(pointwise.id, ids[name], r, r), order_shown=(r,), scores=(score,))
-              for name, scores in (("vl-a1", (8, 3)), ("vl-a2", (9, 2)), ("vl-b2", (5, 5)))
-              for r, score in enumerate(scores)]
+    scored = [
+        replace(verdict(pointwise.id, ids[name], r, r), order_shown=(r,), scores=(score,))
+        for name, scores in (("vl-a1", (8, 3)), ("vl-a2", (9, 2)), ("vl-b2", (5, 5)))
+        for r, score in enumerate(scores)
+    ]
     add_verdicts(project, pointwise.id, scored)
     assert names(project, ItemFilter(judge_run=pointwise.id)) == {"vl-a1", "vl-a2", "vl-b2"}
     assert names(project, ItemFilter(judge_run=pointwise.id, judge="right")) == {"vl-a1"}
@@ -253,38 +302,73 @@ def test_filters_combine_with_and(project):
     run = project.run_id
     assert names(project, ItemFilter(category="general", disagreement="annotators")) == {"vl-a1"}
     assert names(project, ItemFilter(status="labeled", annotator="bob", judge_run=run, judge="unparsed")) == {
-        "vl-a2", "vl-c1"}
+        "vl-a2",
+        "vl-c1",
+    }
     assert names(project, ItemFilter(status="unlabeled", annotator="carol", judge_run=run)) == {
-        "vl-a1", "vl-b2", "vl-c1"}
+        "vl-a1",
+        "vl-b2",
+        "vl-c1",
+    }
     assert names(project, ItemFilter(disagreement="annotators", judge_run=run, judge="inconsistent")) == {"vl-b1"}
     assert names(project, ItemFilter(collection="hard", error_type="counting")) == {"vl-c1"}
     assert names(project, ItemFilter(text="sign", disagreement="reference", annotator="alice")) == {"vl-a2"}
     assert names(project, ItemFilter(status="not_adjudicated", judge_run=run, judge="right")) == set()
-    assert names(project, ItemFilter(text="circles", status="adjudicated", judge_run=run, judge="right",
-                                     error_type="counting", category="general", annotator="alice")) == {"vl-a1"}
+    assert names(
+        project,
+        ItemFilter(
+            text="circles",
+            status="adjudicated",
+            judge_run=run,
+            judge="right",
+            error_type="counting",
+            category="general",
+            annotator="alice",
+        ),
+    ) == {"vl-a1"}
     # a large set (bob's labels) tested per item behind a small one (the collection)
     assert names(project, ItemFilter(collection="hard", status="unlabeled", annotator="bob")) == set()
-    assert names(project, ItemFilter(collection="hard", status="labeled", annotator="bob",
-                                     judge_run=run)) == {"vl-a2", "vl-c1"}
+    assert names(project, ItemFilter(collection="hard", status="labeled", annotator="bob", judge_run=run)) == {
+        "vl-a2",
+        "vl-c1",
+    }
 
 
 def test_every_combination_equals_the_intersection(project):
     run = project.run_id
     singles = [
-        ItemFilter(category="reasoning"), ItemFilter(text="the"), ItemFilter(status="labeled", annotator="bob"),
-        ItemFilter(status="unlabeled", annotator="carol"), ItemFilter(status="not_adjudicated"),
-        ItemFilter(judge_run=run), ItemFilter(judge_run=run, judge="unparsed"),
-        ItemFilter(disagreement="annotators"), ItemFilter(error_type="counting"),
-        ItemFilter(collection="hard"), ItemFilter(discard_reason="media_unusable"),
+        ItemFilter(category="reasoning"),
+        ItemFilter(text="the"),
+        ItemFilter(status="labeled", annotator="bob"),
+        ItemFilter(status="unlabeled", annotator="carol"),
+        ItemFilter(status="not_adjudicated"),
+        ItemFilter(judge_run=run),
+        ItemFilter(judge_run=run, judge="unparsed"),
+        ItemFilter(disagreement="annotators"),
+        ItemFilter(error_type="counting"),
+        ItemFilter(collection="hard"),
+        ItemFilter(discard_reason="media_unusable"),
     ]
-    fields = ("category", "text", "status", "annotator", "judge_run", "judge", "disagreement", "error_type",
-              "collection", "discard_reason")
+    fields = (
+        "category",
+        "text",
+        "status",
+        "annotator",
+        "judge_run",
+        "judge",
+        "disagreement",
+        "error_type",
+        "collection",
+        "discard_reason",
+    )
     rng = random.Random(0)
     for _ in range(60):
         chosen = rng.sample(singles, rng.randint(2, 4))
         merged: dict = {}
-        if len({(f.status, f.annotator) for f in chosen if f.status}) > 1 or \
-                len({(f.judge_run, f.judge) for f in chosen if f.judge_run}) > 1:
+        if (
+            len({(f.status, f.annotator) for f in chosen if f.status}) > 1
+            or len({(f.judge_run, f.judge) for f in chosen if f.judge_run}) > 1
+        ):
             continue  # one status and one judge setting per filter
         for f in chosen:
             merged.update({k: getattr(f, k) for k in fields if getattr(f, k) not in (None, "")})
@@ -331,10 +415,46 @@ def test_text_prefixes_phrases_and_ids(project):
     assert names(project, ItemFilter(text="vl%")) == set()
 
 
-HOSTILE = ['"', '""', '"""', "AND OR (", "(", ")", "NOT", "AND", "OR", "NEAR(a b)", "NEAR", "*", "a*b", "^start",
-           "col:zeppelin", "prompt:zeppelin", "{prompt}: x", "-zeppelin", "+", "zeppelin)", "'", "\\", "%", "_",
-           "\x00", "a\x00b", "🙂", "\u0301", "x" * 5000, " ".join(["AND"] * 500), '"' * 33, "zeppelin OR horse",
-           "zeppelin NOT horse", "zeppelin AND", "NEAR(zeppelin horse, 2)", "ｚｅｐｐｅｌｉｎ", "\ue000", "ꙮ"]
+HOSTILE = [
+    '"',
+    '""',
+    '"""',
+    "AND OR (",
+    "(",
+    ")",
+    "NOT",
+    "AND",
+    "OR",
+    "NEAR(a b)",
+    "NEAR",
+    "*",
+    "a*b",
+    "^start",
+    "col:zeppelin",
+    "prompt:zeppelin",
+    "{prompt}: x",
+    "-zeppelin",
+    "+",
+    "zeppelin)",
+    "'",
+    "\\",
+    "%",
+    "_",
+    "\x00",
+    "a\x00b",
+    "🙂",
+    "\u0301",
+    "x" * 5000,
+    " ".join(["AND"] * 500),
+    '"' * 33,
+    "zeppelin OR horse",
+    "zeppelin NOT horse",
+    "zeppelin AND",
+    "NEAR(zeppelin horse, 2)",
+    "ｚｅｐｐｅｌｉｎ",
+    "\ue000",
+    "ꙮ",
+]
 
 
 @pytest.mark.parametrize("text", HOSTILE)
@@ -377,19 +497,39 @@ def test_new_items_are_indexed_and_the_index_checks_out(project):
 def test_queries_use_indexes(project):
     """No filter scans labels, verdicts or the derived tables in full."""
     run = project.run_id
-    filters = [ItemFilter(status="labeled", annotator="a"), ItemFilter(status="unlabeled"),
-               ItemFilter(status="adjudicated"), ItemFilter(judge_run=run), ItemFilter(judge_run=run, judge="wrong"),
-               ItemFilter(judge_run=run, judge="inconsistent"), ItemFilter(disagreement="annotators"),
-               ItemFilter(disagreement="reference", annotator="a"), ItemFilter(error_type="counting"),
-               ItemFilter(discard_reason="x"), ItemFilter(collection="c"), ItemFilter(text="circles"),
-               ItemFilter(collection="c", status="labeled", annotator="a", judge_run=run, judge="right")]
+    filters = [
+        ItemFilter(status="labeled", annotator="a"),
+        ItemFilter(status="unlabeled"),
+        ItemFilter(status="adjudicated"),
+        ItemFilter(judge_run=run),
+        ItemFilter(judge_run=run, judge="wrong"),
+        ItemFilter(judge_run=run, judge="inconsistent"),
+        ItemFilter(disagreement="annotators"),
+        ItemFilter(disagreement="reference", annotator="a"),
+        ItemFilter(error_type="counting"),
+        ItemFilter(discard_reason="x"),
+        ItemFilter(collection="c"),
+        ItemFilter(text="circles"),
+        ItemFilter(collection="c", status="labeled", annotator="a", judge_run=run, judge="right"),
+    ]
     for f in filters:
         where, params = _filter_sql(f)
-        plan = [row[3] for sql in (f"{_SUMMARY_SQL} WHERE {where} ORDER BY i.id LIMIT 500",
-                                   f"SELECT count(*) FROM items i WHERE {where}")
-                for row in project.query(f"EXPLAIN QUERY PLAN {sql}", params)]
-        scans = [line for line in plan if line.startswith("SCAN") and not line.startswith(
-            ("SCAN item_text VIRTUAL TABLE", "SCAN e VIRTUAL TABLE", "SCAN i", "SCAN items USING COVERING INDEX"))]
+        plan = [
+            row[3]
+            for sql in (
+                f"{_SUMMARY_SQL} WHERE {where} ORDER BY i.id LIMIT 500",
+                f"SELECT count(*) FROM items i WHERE {where}",
+            )
+            for row in project.query(f"EXPLAIN QUERY PLAN {sql}", params)
+        ]
+        scans = [
+            line
+            for line in plan
+            if line.startswith("SCAN")
+            and not line.startswith(
+                ("SCAN item_text VIRTUAL TABLE", "SCAN e VIRTUAL TABLE", "SCAN i", "SCAN items USING COVERING INDEX")
+            )
+        ]
         assert scans == [], (f, plan)
 
 
@@ -406,9 +546,16 @@ def test_current_labels_follow_time_then_insertion_order(store):
     outcomes = ["prefer", "tie", "both_bad", "discard", "cleared", "unrated"]
     for _ in range(300):
         outcome = rng.choice(outcomes)
-        store.add_label(Label(rng.choice(ids), rng.choice(["a", "b", "c"]), outcome,
-                              ranking=(rng.randint(0, 1), ) if outcome == "prefer" else (),
-                              kind=rng.choice(["label", "label", "adjudication"]), created_at=rng.choice(times)))
+        store.add_label(
+            Label(
+                rng.choice(ids),
+                rng.choice(["a", "b", "c"]),
+                outcome,
+                ranking=(rng.randint(0, 1),) if outcome == "prefer" else (),
+                kind=rng.choice(["label", "label", "adjudication"]),
+                created_at=rng.choice(times),
+            )
+        )
     for item_id in ids:
         for name in ("a", "b", "c"):
             for kind in ("label", "adjudication"):
@@ -416,7 +563,9 @@ def test_current_labels_follow_time_then_insertion_order(store):
                 row = store.query(
                     "SELECT l.uuid, lc.outcome FROM label_current lc JOIN labels l ON l.rowid = lc.label_rowid"
                     " JOIN annotators a ON a.id = lc.annotator_id WHERE lc.item_id = ? AND a.name = ?"
-                    " AND lc.kind = ?", (item_id, name, kind))
+                    " AND lc.kind = ?",
+                    (item_id, name, kind),
+                )
                 if expected is None:
                     assert not row or row[0][1] == "cleared"
                 else:
@@ -439,12 +588,14 @@ def test_random_verdicts_match_vote(store):
             rows.append(verdict(run.id, item_id, s, rng.choice([0, 1, 2, None]) if parsed else None, parsed))
     rng.shuffle(rows)
     for k in range(0, len(rows), 7):
-        add_verdicts(store, run.id, rows[k:k + 7])
+        add_verdicts(store, run.id, rows[k : k + 7])
     ref = dict(store.query("SELECT id, ref_chosen FROM items"))
     for item_id in ids:
         j = reference_vote(store.verdicts(run.id, item_id), k=3)
-        got = store.query("SELECT choice, plurality_choice, inconsistent FROM judge_items WHERE run_id = ?"
-                          " AND item_id = ?", (run.id, item_id))[0]
+        got = store.query(
+            "SELECT choice, plurality_choice, inconsistent FROM judge_items WHERE run_id = ? AND item_id = ?",
+            (run.id, item_id),
+        )[0]
         assert got == (j["official"], j["plurality"], int(j["consistent"] is False)), item_id
         in_right = bool(names_ids(store, ItemFilter(judge_run=run.id, judge="right")) & {item_id})
         assert in_right == (j["official"] is not None and j["official"] == ref[item_id])
@@ -485,31 +636,49 @@ def test_migration_2_backfills_a_version_1_project(tmp_path):
         (2, "o2", "Name the bird", ("A pelican", "A heron"), 1),
         (3, "o3", "Read the sign", ("STOP", "Naïve café"), None),
     ]:
-        conn.execute("INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses,"
-                     " ref_chosen, content_hash) VALUES (?, ?, 'jsonl', 'general', ?, 'none', 2, ?, ?)",
-                     (item_id, ext, prompt, ref, ext))
+        conn.execute(
+            "INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses,"
+            " ref_chosen, content_hash) VALUES (?, ?, 'jsonl', 'general', ?, 'none', 2, ?, ?)",
+            (item_id, ext, prompt, ref, ext),
+        )
         for idx, text in enumerate(texts):
             conn.execute("INSERT INTO responses (item_id, idx, text) VALUES (?, ?, ?)", (item_id, idx, text))
     conn.execute("INSERT INTO ref_error_tags (item_id, idx, kind) VALUES (2, 0, 'recognition')")
     conn.execute("INSERT INTO annotators (id, name, created_at) VALUES (1, 'ann', 'x'), (2, 'ben', 'x')")
-    for k, (item_id, who, created, outcome, preferred, errors) in enumerate([
-        (1, 1, "2025-01-01T00:00:01", "prefer", 1, "[]"),
-        (1, 1, "2025-01-01T00:00:02", "prefer", 0, "[]"),   # newer: ann now agrees with the reference
-        (2, 1, "2025-01-01T00:00:01", "prefer", 0, '[{"kind":"counting","note":null,"raw":null,"subkind":null}]'),
-        (2, 2, "2025-01-01T00:00:01", "tie", None, "[]"),
-        (3, 2, "2025-01-01T00:00:03", "tie", None, "[]"),
-        (3, 2, "2025-01-01T00:00:03", "cleared", None, "[]"),  # same time, later row: cleared
-    ]):
-        conn.execute("INSERT INTO labels (uuid, item_id, annotator_id, created_at, outcome, preferred, ranking,"
-                     " error_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                     (f"u{k}", item_id, who, created, outcome, preferred,
-                      json.dumps([preferred] if preferred is not None else []), errors))
-    conn.execute("INSERT INTO judge_runs (id, uuid, created_at, backend, model_path, template_text, template_hash,"
-                 " mode, k, both_orders, seed) VALUES (1, 'r', 'x', 'fake', 'm', 't', 'h', 'pairwise', 1, 1, 0)")
-    for item_id, sample, choice, parsed in [(1, 0, 0, 1), (1, 1, 0, 1), (2, 0, 0, 1), (2, 1, 1, 1),
-                                            (3, 0, None, 0)]:
-        conn.execute("INSERT INTO verdicts (run_id, item_id, sample_idx, order_shown, choice, parsed, created_at)"
-                     " VALUES (1, ?, ?, '[0, 1]', ?, ?, 'x')", (item_id, sample, choice, parsed))
+    for k, (item_id, who, created, outcome, preferred, errors) in enumerate(
+        [
+            (1, 1, "2025-01-01T00:00:01", "prefer", 1, "[]"),
+            (1, 1, "2025-01-01T00:00:02", "prefer", 0, "[]"),  # newer: ann now agrees with the reference
+            (2, 1, "2025-01-01T00:00:01", "prefer", 0, '[{"kind":"counting","note":null,"raw":null,"subkind":null}]'),
+            (2, 2, "2025-01-01T00:00:01", "tie", None, "[]"),
+            (3, 2, "2025-01-01T00:00:03", "tie", None, "[]"),
+            (3, 2, "2025-01-01T00:00:03", "cleared", None, "[]"),  # same time, later row: cleared
+        ]
+    ):
+        conn.execute(
+            "INSERT INTO labels (uuid, item_id, annotator_id, created_at, outcome, preferred, ranking,"
+            " error_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                f"u{k}",
+                item_id,
+                who,
+                created,
+                outcome,
+                preferred,
+                json.dumps([preferred] if preferred is not None else []),
+                errors,
+            ),
+        )
+    conn.execute(
+        "INSERT INTO judge_runs (id, uuid, created_at, backend, model_path, template_text, template_hash,"
+        " mode, k, both_orders, seed) VALUES (1, 'r', 'x', 'fake', 'm', 't', 'h', 'pairwise', 1, 1, 0)"
+    )
+    for item_id, sample, choice, parsed in [(1, 0, 0, 1), (1, 1, 0, 1), (2, 0, 0, 1), (2, 1, 1, 1), (3, 0, None, 0)]:
+        conn.execute(
+            "INSERT INTO verdicts (run_id, item_id, sample_idx, order_shown, choice, parsed, created_at)"
+            " VALUES (1, ?, ?, '[0, 1]', ?, ?, 'x')",
+            (item_id, sample, choice, parsed),
+        )
     conn.execute("COMMIT")
     conn.close()
 
@@ -517,8 +686,9 @@ def test_migration_2_backfills_a_version_1_project(tmp_path):
         assert store.schema_version == LATEST_VERSION >= 2
         # migration 3 gave every item its identity (dataset id + content)
         assert store.query("SELECT count(*) FROM items WHERE identity IS NULL")[0][0] == 0
-        assert [r[0] for r in store.query("SELECT name FROM schema_migrations ORDER BY version")][1] == \
-            "full-text search and filter indexes"
+        assert [r[0] for r in store.query("SELECT name FROM schema_migrations ORDER BY version")][
+            1
+        ] == "full-text search and filter indexes"
         assert check_index(store)
         assert names(store, ItemFilter(text="pelican")) == {"o2"}
         assert names(store, ItemFilter(text="boat")) == {"o1"}
@@ -546,8 +716,16 @@ def test_migration_2_backfills_a_version_1_project(tmp_path):
 
 def test_saved_filters_round_trip(tmp_path):
     path = tmp_path / "p.pairscope"
-    mine = ItemFilter(text='"red circle" zepp', status="unlabeled", annotator="alice", judge_run=3, judge="wrong",
-                      error_type="counting", error_source="labels", collection="hard")
+    mine = ItemFilter(
+        text='"red circle" zepp',
+        status="unlabeled",
+        annotator="alice",
+        judge_run=3,
+        judge="wrong",
+        error_type="counting",
+        error_source="labels",
+        collection="hard",
+    )
     with Store.create(path) as store:
         assert saved_filters(store) == {}
         save_filter(store, "to check", mine)
@@ -555,8 +733,11 @@ def test_saved_filters_round_trip(tmp_path):
         save_filter(store, "adjudicate", ItemFilter(disagreement="annotators", status="not_adjudicated"))
     with Store.open(path) as store:
         saved = saved_filters(store)
-        assert saved == {"adjudicate": ItemFilter(disagreement="annotators", status="not_adjudicated"),
-                         "all": ItemFilter(), "to check": mine}
+        assert saved == {
+            "adjudicate": ItemFilter(disagreement="annotators", status="not_adjudicated"),
+            "all": ItemFilter(),
+            "to check": mine,
+        }
         assert list(saved) == ["adjudicate", "all", "to check"]
         save_filter(store, "all", ItemFilter(category="general"))  # replaces
         assert saved_filters(store)["all"] == ItemFilter(category="general")
@@ -566,8 +747,10 @@ def test_saved_filters_round_trip(tmp_path):
         with pytest.raises(ValueError):
             save_filter(store, "  ", ItemFilter())
         # a filter saved by a newer version: unknown fields are ignored
-        store.set_meta("saved_filters", json.dumps({"future": {"category": "general", "mood": "happy"},
-                                                    "newer": {"status": "someday"}}))
+        store.set_meta(
+            "saved_filters",
+            json.dumps({"future": {"category": "general", "mood": "happy"}, "newer": {"status": "someday"}}),
+        )
         assert saved_filters(store) == {"future": ItemFilter(category="general")}
         store.set_meta("saved_filters", "not json")
         assert saved_filters(store) == {}

@@ -52,8 +52,12 @@ def run_cli(capsys, *argv) -> tuple[int, str]:
 
 
 def commands(target: Path, dataset: Path, out: Path) -> list[list]:
-    return [["info", "--db", target], ["stats", "--db", target],
-            ["export", "--db", target, "--format", "jsonl", "--out", out], ["import", dataset, "--db", target]]
+    return [
+        ["info", "--db", target],
+        ["stats", "--db", target],
+        ["export", "--db", target, "--format", "jsonl", "--out", out],
+        ["import", dataset, "--db", target],
+    ]
 
 
 # -- the CLI ---------------------------------------------------------------------------------
@@ -197,8 +201,10 @@ def test_read_only_open_upgrades_an_older_project_first(tmp_path):
         assert store.readonly and store.schema_version == LATEST_VERSION
 
 
-@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0,
-                    reason="root ignores file permissions, so a read-only copy cannot be made")
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0,
+    reason="root ignores file permissions, so a read-only copy cannot be made",
+)
 def test_project_on_read_only_media(tmp_path, dataset):
     folder = tmp_path / "ro"
     db = folder / "p.pairscope"

@@ -24,18 +24,31 @@ def media(tmp_path):
 
 
 def test_default_field_names(store, tmp_path, media):
-    path = write_jsonl(tmp_path / "data.jsonl", [
-        {"id": "g1", "prompt": "How many apples?", "responses": ["Two.", "Three.", "Four."], "ranking": [1, 0, 2],
-         "image": "a.png", "category": "counting", "subset": "fruit", "strength": 2,
-         "error_tags": ["counting", "hallucination"], "ground_truth": "3"},
-        {"id": "g2", "prompt": "What happens?", "chosen": "He jumps.", "rejected": "He sits.", "video": ["v.mp4"]},
-    ])
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            {
+                "id": "g1",
+                "prompt": "How many apples?",
+                "responses": ["Two.", "Three.", "Four."],
+                "ranking": [1, 0, 2],
+                "image": "a.png",
+                "category": "counting",
+                "subset": "fruit",
+                "strength": 2,
+                "error_tags": ["counting", "hallucination"],
+                "ground_truth": "3",
+            },
+            {"id": "g2", "prompt": "What happens?", "chosen": "He jumps.", "rejected": "He sits.", "video": ["v.mp4"]},
+        ],
+    )
     report = import_file(store, path, "jsonl")
     assert report.added == 2 and report.problems == []
     got = item(store, "g1")
     assert [r.text for r in got.responses] == ["Two.", "Three.", "Four."]
     assert got.reference.ranking == (1, 0, 2) and got.reference.chosen == 1
-    assert (got.category, got.subset, got.reference.strength, got.reference.ground_truth) == ("counting", "fruit", "2", "3")
+    assert (got.category, got.subset) == ("counting", "fruit")
+    assert (got.reference.strength, got.reference.ground_truth) == ("2", "3")
     assert [t.kind for t in got.reference.error_tags] == ["counting", "existence"]
     assert got.media[0].kind == "image" and got.media[0].path == str((media / "a.png").resolve())
     assert got.source_format == "jsonl" and got.extra == {}
@@ -46,11 +59,24 @@ def test_default_field_names(store, tmp_path, media):
 
 def test_map_overrides_with_dotted_paths(store, tmp_path):
     conversation = [{"from": "human", "value": "Describe it."}, {"from": "gpt", "value": "A bridge."}]
-    path = write_jsonl(tmp_path / "data.jsonl", [
-        {"uid": "m1", "conversation": conversation, "outputs": {"good": "A bridge.", "bad": "A tunnel."}, "domain": "scenes"},
-    ])
-    mapping = {"id": "uid", "prompt": "conversation.0.value", "chosen": "outputs.good",
-               "rejected": "outputs.bad", "category": "domain"}
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            {
+                "uid": "m1",
+                "conversation": conversation,
+                "outputs": {"good": "A bridge.", "bad": "A tunnel."},
+                "domain": "scenes",
+            },
+        ],
+    )
+    mapping = {
+        "id": "uid",
+        "prompt": "conversation.0.value",
+        "chosen": "outputs.good",
+        "rejected": "outputs.bad",
+        "category": "domain",
+    }
     import_file(store, path, "jsonl", mapping=mapping)
     got = item(store, "m1")
     assert got.prompt == "Describe it." and [r.text for r in got.responses] == ["A bridge.", "A tunnel."]
@@ -60,12 +86,15 @@ def test_map_overrides_with_dotted_paths(store, tmp_path):
 
 
 def test_chosen_index(store, tmp_path):
-    path = write_jsonl(tmp_path / "data.jsonl", [
-        {"id": "pair", "prompt": "Q", "responses": ["a", "b"], "label": 1},
-        {"id": "bon", "prompt": "Q", "responses": ["a", "b", "c"], "label": 2},
-        {"id": "both", "prompt": "Q", "responses": ["a", "b"], "label": 0, "ranking": [0, 1]},
-        {"id": "none", "prompt": "Q", "responses": ["a", "b"]},
-    ])
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            {"id": "pair", "prompt": "Q", "responses": ["a", "b"], "label": 1},
+            {"id": "bon", "prompt": "Q", "responses": ["a", "b", "c"], "label": 2},
+            {"id": "both", "prompt": "Q", "responses": ["a", "b"], "label": 0, "ranking": [0, 1]},
+            {"id": "none", "prompt": "Q", "responses": ["a", "b"]},
+        ],
+    )
     import_file(store, path, "jsonl", mapping={"chosen_index": "label"})
     assert item(store, "pair").reference.ranking == (1, 0)
     assert item(store, "bon").reference.ranking == (2,)
@@ -74,12 +103,15 @@ def test_chosen_index(store, tmp_path):
 
 
 def test_missing_fields_say_what_to_map(store, tmp_path):
-    path = write_jsonl(tmp_path / "data.jsonl", [
-        {"id": 1, "prompt": "Q", "responses": ["a", "b"]},
-        {"id": 2, "responses": ["a", "b"]},
-        {"id": 3, "question": "Q"},
-        {"id": 4, "question": "Q", "chosen": "a"},
-    ])
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            {"id": 1, "prompt": "Q", "responses": ["a", "b"]},
+            {"id": 2, "responses": ["a", "b"]},
+            {"id": 3, "question": "Q"},
+            {"id": 4, "question": "Q", "chosen": "a"},
+        ],
+    )
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "jsonl", mapping={"prompt": "question"})
     by_line = problems_by_line(exc)
@@ -91,24 +123,27 @@ def test_missing_fields_say_what_to_map(store, tmp_path):
 
 
 def test_wrong_types_and_bad_rankings(store, tmp_path):
-    path = write_jsonl(tmp_path / "data.jsonl", [
-        {"id": "ok", "prompt": "Q", "responses": ["a", "b"]},
-        {"id": "r1", "prompt": "Q", "responses": ["only one"]},
-        {"id": "r2", "prompt": "Q", "responses": ["a", 2]},
-        {"id": "k1", "prompt": "Q", "responses": ["a", "b"], "ranking": [0, 2]},
-        {"id": "k2", "prompt": "Q", "responses": ["a", "b"], "ranking": [1, 1]},
-        {"id": "k3", "prompt": "Q", "responses": ["a", "b"], "ranking": "0,1"},
-        {"id": "c1", "prompt": "Q", "responses": ["a", "b"], "chosen_index": 5},
-        {"id": "c2", "prompt": "Q", "responses": ["a", "b"], "chosen_index": 1, "ranking": [0, 1]},
-        {"id": "c3", "prompt": "Q", "responses": ["a", "b"], "chosen_index": True},
-        {"id": "x1", "prompt": "Q", "responses": ["a", "b"], "chosen": "a"},
-        {"id": "x2", "prompt": "Q", "chosen": "a", "rejected": "b", "ranking": [1, 0]},
-        {"id": "p1", "prompt": {"text": "Q"}, "responses": ["a", "b"]},
-        {"id": "m1", "prompt": "Q", "responses": ["a", "b"], "image": 7},
-        {"id": "s1", "prompt": "Q", "responses": ["a", "b"], "strength": [1]},
-        {"id": "t1", "prompt": "Q", "responses": ["a", "b"], "category": ["x"]},
-        {"id": "e1", "prompt": "Q", "responses": ["a", "b"], "error_tags": [{"kind": "counting"}]},
-    ])
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            {"id": "ok", "prompt": "Q", "responses": ["a", "b"]},
+            {"id": "r1", "prompt": "Q", "responses": ["only one"]},
+            {"id": "r2", "prompt": "Q", "responses": ["a", 2]},
+            {"id": "k1", "prompt": "Q", "responses": ["a", "b"], "ranking": [0, 2]},
+            {"id": "k2", "prompt": "Q", "responses": ["a", "b"], "ranking": [1, 1]},
+            {"id": "k3", "prompt": "Q", "responses": ["a", "b"], "ranking": "0,1"},
+            {"id": "c1", "prompt": "Q", "responses": ["a", "b"], "chosen_index": 5},
+            {"id": "c2", "prompt": "Q", "responses": ["a", "b"], "chosen_index": 1, "ranking": [0, 1]},
+            {"id": "c3", "prompt": "Q", "responses": ["a", "b"], "chosen_index": True},
+            {"id": "x1", "prompt": "Q", "responses": ["a", "b"], "chosen": "a"},
+            {"id": "x2", "prompt": "Q", "chosen": "a", "rejected": "b", "ranking": [1, 0]},
+            {"id": "p1", "prompt": {"text": "Q"}, "responses": ["a", "b"]},
+            {"id": "m1", "prompt": "Q", "responses": ["a", "b"], "image": 7},
+            {"id": "s1", "prompt": "Q", "responses": ["a", "b"], "strength": [1]},
+            {"id": "t1", "prompt": "Q", "responses": ["a", "b"], "category": ["x"]},
+            {"id": "e1", "prompt": "Q", "responses": ["a", "b"], "error_tags": [{"kind": "counting"}]},
+        ],
+    )
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "jsonl")
     by_line = problems_by_line(exc)
@@ -135,10 +170,13 @@ def test_bad_json_is_named_by_line(store, tmp_path):
 
 
 def test_ids_media_extra_reimport_and_duplicates(store, tmp_path, media):
-    path = write_jsonl(tmp_path / "data.jsonl", [
-        {"prompt": "Q", "responses": ["a", "b"], "image": ["a.png", "lost.png"], "annotator": {"name": "kim"}},
-        {"prompt": "Q", "responses": ["a", "c"]},
-    ])
+    path = write_jsonl(
+        tmp_path / "data.jsonl",
+        [
+            {"prompt": "Q", "responses": ["a", "b"], "image": ["a.png", "lost.png"], "annotator": {"name": "kim"}},
+            {"prompt": "Q", "responses": ["a", "c"]},
+        ],
+    )
     report = import_file(store, path, "jsonl")
     assert report.added == 2 and report.missing_media == 1
     ids = [s.ext_id for s in store.item_summaries()]

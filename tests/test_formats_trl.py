@@ -28,10 +28,19 @@ def png(tmp_path):
 
 
 def test_plain_rows(store, tmp_path, png):
-    path = write_jsonl(tmp_path / "trl.jsonl", [
-        {"id": "p1", "prompt": "Describe the image.", "chosen": "A cat.", "rejected": "A dog.", "images": ["cat.png"]},
-        {"id": "p2", "prompt": "Hi", "chosen": "Hello", "rejected": "", "image": "cat.png", "category": "chat"},
-    ])
+    path = write_jsonl(
+        tmp_path / "trl.jsonl",
+        [
+            {
+                "id": "p1",
+                "prompt": "Describe the image.",
+                "chosen": "A cat.",
+                "rejected": "A dog.",
+                "images": ["cat.png"],
+            },
+            {"id": "p2", "prompt": "Hi", "chosen": "Hello", "rejected": "", "image": "cat.png", "category": "chat"},
+        ],
+    )
     report = import_file(store, path, "trl")
     assert report.added == 2 and report.problems == [] and report.per_category == {"general": 1, "chat": 1}
     got = item(store, "p1")
@@ -46,11 +55,20 @@ def test_conversational_rows(store, tmp_path, png):
     prompt = user({"type": "image"}, {"type": "text", "text": "What animal is this?"})
     multi = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Name it."}]
     parts_answer = [{"role": "assistant", "content": [{"type": "text", "text": "A cat."}]}]
-    path = write_jsonl(tmp_path / "trl.jsonl", [
-        {"id": "c1", "prompt": prompt, "chosen": assistant("A cat."), "rejected": assistant("A dog."), "images": ["cat.png"]},
-        {"id": "c2", "prompt": multi, "chosen": parts_answer, "rejected": assistant("A dog.")},
-        {"id": "c3", "prompt": user({"type": "image"}), "chosen": assistant("A cat."), "rejected": "A dog."},
-    ])
+    path = write_jsonl(
+        tmp_path / "trl.jsonl",
+        [
+            {
+                "id": "c1",
+                "prompt": prompt,
+                "chosen": assistant("A cat."),
+                "rejected": assistant("A dog."),
+                "images": ["cat.png"],
+            },
+            {"id": "c2", "prompt": multi, "chosen": parts_answer, "rejected": assistant("A dog.")},
+            {"id": "c3", "prompt": user({"type": "image"}), "chosen": assistant("A cat."), "rejected": "A dog."},
+        ],
+    )
     import_file(store, path)  # detected as trl
     got = item(store, "c1")
     assert got.prompt == "What animal is this?"
@@ -66,10 +84,13 @@ def test_conversational_rows(store, tmp_path, png):
 
 
 def test_derived_ids_missing_image_extra_and_reimport(store, tmp_path, png):
-    path = write_jsonl(tmp_path / "trl.jsonl", [
-        {"prompt": "Q", "chosen": "a", "rejected": "b", "images": ["cat.png", "missing.png"], "score_chosen": 8.5},
-        {"prompt": "Q", "chosen": "a", "rejected": "c"},
-    ])
+    path = write_jsonl(
+        tmp_path / "trl.jsonl",
+        [
+            {"prompt": "Q", "chosen": "a", "rejected": "b", "images": ["cat.png", "missing.png"], "score_chosen": 8.5},
+            {"prompt": "Q", "chosen": "a", "rejected": "c"},
+        ],
+    )
     report = import_file(store, path, "trl")
     assert report.added == 2 and report.missing_media == 1
     ids = [s.ext_id for s in store.item_summaries()]
@@ -83,26 +104,32 @@ def test_derived_ids_missing_image_extra_and_reimport(store, tmp_path, png):
 
 
 def test_map_override(store, tmp_path):
-    path = write_jsonl(tmp_path / "trl.jsonl", [
-        {"uid": "u1", "question": "Q", "chosen": "a", "rejected": "b", "meta": {"pic": None}},
-    ])
+    path = write_jsonl(
+        tmp_path / "trl.jsonl",
+        [
+            {"uid": "u1", "question": "Q", "chosen": "a", "rejected": "b", "meta": {"pic": None}},
+        ],
+    )
     import_file(store, path, "trl", mapping={"id": "uid", "prompt": "question"})
     assert item(store, "u1").extra == {"meta": {"pic": None}}
 
 
 def test_malformed_rows(store, tmp_path):
-    path = write_jsonl(tmp_path / "trl.jsonl", [
-        {"id": 1, "prompt": "Q", "chosen": "a", "rejected": "b"},
-        {"id": 2, "prompt": "Q", "chosen": 3, "rejected": "b"},
-        {"id": 3, "prompt": [{"content": "hi"}], "chosen": "a", "rejected": "b"},
-        {"id": 4, "prompt": [{"role": "user", "content": ["raw text"]}], "chosen": "a", "rejected": "b"},
-        {"id": 5, "prompt": "Q", "chosen": "a"},
-        {"id": 6, "prompt": [], "chosen": "a", "rejected": "b"},
-        {"id": 7, "prompt": "Q", "chosen": "a", "rejected": "b", "images": [{"bytes": "..."}]},
-        {"id": 8, "prompt": " ", "chosen": "a", "rejected": "b"},
-        {"id": 9, "prompt": user({"type": "text", "text": 5}), "chosen": "a", "rejected": "b"},
-        "not json at all",
-    ])
+    path = write_jsonl(
+        tmp_path / "trl.jsonl",
+        [
+            {"id": 1, "prompt": "Q", "chosen": "a", "rejected": "b"},
+            {"id": 2, "prompt": "Q", "chosen": 3, "rejected": "b"},
+            {"id": 3, "prompt": [{"content": "hi"}], "chosen": "a", "rejected": "b"},
+            {"id": 4, "prompt": [{"role": "user", "content": ["raw text"]}], "chosen": "a", "rejected": "b"},
+            {"id": 5, "prompt": "Q", "chosen": "a"},
+            {"id": 6, "prompt": [], "chosen": "a", "rejected": "b"},
+            {"id": 7, "prompt": "Q", "chosen": "a", "rejected": "b", "images": [{"bytes": "..."}]},
+            {"id": 8, "prompt": " ", "chosen": "a", "rejected": "b"},
+            {"id": 9, "prompt": user({"type": "text", "text": 5}), "chosen": "a", "rejected": "b"},
+            "not json at all",
+        ],
+    )
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "trl")
     assert [p.line for p in exc.value.problems] == [2, 3, 4, 5, 6, 7, 8, 9, 10]  # all problems in one go

@@ -13,8 +13,12 @@ from pairscope.app.importer import import_file
 
 def row(**kw):
     base = {
-        "id": "v1", "video": "clips/a.mp4", "prompt": "What does the man pick up?",
-        "chosen": "A red cup.", "rejected": "A blue hat.", "dimension": "Long-Form Perception",
+        "id": "v1",
+        "video": "clips/a.mp4",
+        "prompt": "What does the man pick up?",
+        "chosen": "A red cup.",
+        "rejected": "A blue hat.",
+        "dimension": "Long-Form Perception",
         "preference_strength": 3,
     }
     base.update(kw)
@@ -30,10 +34,13 @@ def clips(tmp_path):
 
 
 def test_happy_path(store, tmp_path, clips):
-    path = write_jsonl(tmp_path / "vrb.jsonl", [
-        row(),
-        row(id="v2", video="clips/b.mp4", dimension="safety", preference_strength="strong"),
-    ])
+    path = write_jsonl(
+        tmp_path / "vrb.jsonl",
+        [
+            row(),
+            row(id="v2", video="clips/b.mp4", dimension="safety", preference_strength="strong"),
+        ],
+    )
     report = import_file(store, path, "videorewardbench")
     assert (report.added, report.missing_media, report.problems) == (2, 0, [])
     assert report.per_category == {"long-form perception": 1, "safety": 1}
@@ -42,7 +49,8 @@ def test_happy_path(store, tmp_path, clips):
     assert [r.text for r in got.responses] == ["A red cup.", "A blue hat."]
     assert got.reference.ranking == (0, 1) and got.reference.chosen == 0
     assert got.reference.strength == "3"
-    assert (got.category, got.subset, got.source_format) == ("long-form perception", "Long-Form Perception", "videorewardbench")
+    assert (got.category, got.subset) == ("long-form perception", "Long-Form Perception")
+    assert got.source_format == "videorewardbench"
     assert got.media_kind == "video"
     assert got.media[0].ref == "clips/a.mp4"
     assert got.media[0].path == str((clips / "a.mp4").resolve())
@@ -50,12 +58,28 @@ def test_happy_path(store, tmp_path, clips):
 
 
 def test_key_spellings_video_list_and_detection(store, tmp_path, clips):
-    path = write_jsonl(tmp_path / "vrb.jsonl", [
-        {"idx": 7, "video_path": "clips/a.mp4", "question": "Q1", "chosen_response": "yes",
-         "rejected_response": "no", "task_type": "short_form", "margin": 0.5},
-        {"sample_id": "s2", "videos": ["clips/b.mp4", "clips/c.mp4"], "instruction": "Q2",
-         "preferred": "good", "dispreferred": "bad", "aspect": "Knowledge"},
-    ])
+    path = write_jsonl(
+        tmp_path / "vrb.jsonl",
+        [
+            {
+                "idx": 7,
+                "video_path": "clips/a.mp4",
+                "question": "Q1",
+                "chosen_response": "yes",
+                "rejected_response": "no",
+                "task_type": "short_form",
+                "margin": 0.5,
+            },
+            {
+                "sample_id": "s2",
+                "videos": ["clips/b.mp4", "clips/c.mp4"],
+                "instruction": "Q2",
+                "preferred": "good",
+                "dispreferred": "bad",
+                "aspect": "Knowledge",
+            },
+        ],
+    )
     report = import_file(store, path)  # no --format: detected from the first row
     assert report.format == "videorewardbench" and report.added == 2
     first = item(store, "7")
@@ -68,9 +92,12 @@ def test_key_spellings_video_list_and_detection(store, tmp_path, clips):
 
 
 def test_map_override(store, tmp_path, clips):
-    path = write_jsonl(tmp_path / "vrb.jsonl", [
-        {"id": "m1", "clip": "clips/a.mp4", "text_input": "Q", "chosen": "a", "rejected": "b", "prompt": "ignored"},
-    ])
+    path = write_jsonl(
+        tmp_path / "vrb.jsonl",
+        [
+            {"id": "m1", "clip": "clips/a.mp4", "text_input": "Q", "chosen": "a", "rejected": "b", "prompt": "ignored"},
+        ],
+    )
     import_file(store, path, "videorewardbench", mapping={"video": "clip", "prompt": "text_input"})
     got = item(store, "m1")
     assert got.prompt == "Q" and got.media[0].ref == "clips/a.mp4"
@@ -108,15 +135,18 @@ def test_bad_json_lines_are_named(store, tmp_path):
 
 
 def test_wrong_types_and_missing_fields_fail_the_whole_file(store, tmp_path, clips):
-    path = write_jsonl(tmp_path / "vrb.jsonl", [
-        row(),
-        row(id="a", chosen=["not", "text"]),
-        {k: v for k, v in row(id="b").items() if k != "video"},
-        row(id="c", preference_strength={"level": 2}),
-        row(id="d", dimension=5, prompt=""),
-        row(id=["x"]),
-        {k: v for k, v in row(id="e").items() if k != "rejected"},
-    ])
+    path = write_jsonl(
+        tmp_path / "vrb.jsonl",
+        [
+            row(),
+            row(id="a", chosen=["not", "text"]),
+            {k: v for k, v in row(id="b").items() if k != "video"},
+            row(id="c", preference_strength={"level": 2}),
+            row(id="d", dimension=5, prompt=""),
+            row(id=["x"]),
+            {k: v for k, v in row(id="e").items() if k != "rejected"},
+        ],
+    )
     with pytest.raises(FormatError) as exc:
         import_file(store, path, "videorewardbench")
     by_line = {p.line: p.message for p in exc.value.problems}

@@ -22,10 +22,17 @@ def png_bytes(colour="red", size=(8, 6)) -> bytes:
 
 def row(id_, ranking=(0, 1), **kw):
     base = {
-        "id": id_, "query": "<image>\nHow many sinks?", "response": ["There are 3 sinks.", "There are 2 sinks."],
-        "human_ranking": list(ranking), "image_path": "imgs/a.png", "models": ["m1", "m2"],
-        "judge": "gpt-4o", "rationale": "counted", "query_source": "wildvision",
-        "human_error_analysis": "counting", "ground_truth": "3",
+        "id": id_,
+        "query": "<image>\nHow many sinks?",
+        "response": ["There are 3 sinks.", "There are 2 sinks."],
+        "human_ranking": list(ranking),
+        "image_path": "imgs/a.png",
+        "models": ["m1", "m2"],
+        "judge": "gpt-4o",
+        "rationale": "counted",
+        "query_source": "wildvision",
+        "human_error_analysis": "counting",
+        "ground_truth": "3",
     }
     base.update(kw)
     return base
@@ -39,39 +46,48 @@ def media_root(tmp_path):
     return root
 
 
-@pytest.mark.parametrize("item_id, category, subset", [
-    ("RLAIF-V-1", "hallucination", "rlaif-v"),
-    ("RLHF-V-Dataset_3", "hallucination", "rlhf-v"),
-    ("hallucination_pair-77", "hallucination", "hallucination_pair"),
-    ("mathverse_12", "reasoning", "mathverse"),
-    ("mmmu_pro_4", "reasoning", "mmmu-pro"),
-    ("wildvision-battle-9", "general", "wildvision"),
-    ("vlfeedback_5", "general", "vlfeedback"),
-])
+@pytest.mark.parametrize(
+    "item_id, category, subset",
+    [
+        ("RLAIF-V-1", "hallucination", "rlaif-v"),
+        ("RLHF-V-Dataset_3", "hallucination", "rlhf-v"),
+        ("hallucination_pair-77", "hallucination", "hallucination_pair"),
+        ("mathverse_12", "reasoning", "mathverse"),
+        ("mmmu_pro_4", "reasoning", "mmmu-pro"),
+        ("wildvision-battle-9", "general", "wildvision"),
+        ("vlfeedback_5", "general", "vlfeedback"),
+    ],
+)
 def test_category_from_id_prefix(item_id, category, subset):
     assert vlrewardbench_category(item_id) == (category, subset)
 
 
-@pytest.mark.parametrize("raw, kind, subkind, note", [
-    ("hallucination", "existence", None, None),
-    ("attribute", "attribute", None, None),
-    ("counting", "counting", None, None),
-    ("recognition(object)", "recognition", "object", None),
-    ("recognition(text)", "recognition", "text", None),
-    ("others, wrong spatial relation", "other", None, "wrong spatial relation"),
-    ("completely new thing", "other", None, "completely new thing"),
-])
+@pytest.mark.parametrize(
+    "raw, kind, subkind, note",
+    [
+        ("hallucination", "existence", None, None),
+        ("attribute", "attribute", None, None),
+        ("counting", "counting", None, None),
+        ("recognition(object)", "recognition", "object", None),
+        ("recognition(text)", "recognition", "text", None),
+        ("others, wrong spatial relation", "other", None, "wrong spatial relation"),
+        ("completely new thing", "other", None, "completely new thing"),
+    ],
+)
 def test_error_tag_taxonomy(raw, kind, subkind, note):
     tag = parse_error_tag(raw)
     assert (tag.kind, tag.subkind, tag.note, tag.raw) == (kind, subkind, note, raw)
 
 
 def test_jsonl_import(store, tmp_path, media_root):
-    src = write_jsonl(tmp_path / "vl.jsonl", [
-        row("wildvision_1", ranking=(1, 0)),
-        row("RLAIF-V-2", human_error_analysis=["recognition(text)", "others, blurry"], query_source=None),
-        row("mathverse_3", response=["a", "b", "c", "d"], human_ranking=[2, 0, 3, 1], models=None),
-    ])
+    src = write_jsonl(
+        tmp_path / "vl.jsonl",
+        [
+            row("wildvision_1", ranking=(1, 0)),
+            row("RLAIF-V-2", human_error_analysis=["recognition(text)", "others, blurry"], query_source=None),
+            row("mathverse_3", response=["a", "b", "c", "d"], human_ranking=[2, 0, 3, 1], models=None),
+        ],
+    )
     report = import_file(store, src, "vlrewardbench", media_root)
     assert report.added == 3 and report.per_category == {"general": 1, "hallucination": 1, "reasoning": 1}
     item = store.get_item(store.item_id("wildvision_1"))
@@ -104,16 +120,19 @@ def test_missing_image_is_reported_not_fatal(store, tmp_path, media_root):
     assert store.info().missing_media == 1
 
 
-@pytest.mark.parametrize("bad_line, expected", [
-    ('{"id": "x", "query": "q"', "not valid JSON"),
-    ('["a list"]', "expected a JSON object"),
-    (json.dumps(row("w_9", response="just one string")), "response: expected a list of strings"),
-    (json.dumps(row("w_9", response=["only one"])), "at least 2"),
-    (json.dumps(row("w_9", human_ranking=[0])), "has 1 ranks for 2 responses"),
-    (json.dumps(row("w_9", human_ranking="first")), "human_ranking"),
-    (json.dumps(row("w_9", query=None)), "query: expected a string, got null"),
-    (json.dumps(row(None)), "id: expected a string or integer"),
-])
+@pytest.mark.parametrize(
+    "bad_line, expected",
+    [
+        ('{"id": "x", "query": "q"', "not valid JSON"),
+        ('["a list"]', "expected a JSON object"),
+        (json.dumps(row("w_9", response="just one string")), "response: expected a list of strings"),
+        (json.dumps(row("w_9", response=["only one"])), "at least 2"),
+        (json.dumps(row("w_9", human_ranking=[0])), "has 1 ranks for 2 responses"),
+        (json.dumps(row("w_9", human_ranking="first")), "human_ranking"),
+        (json.dumps(row("w_9", query=None)), "query: expected a string, got null"),
+        (json.dumps(row(None)), "id: expected a string or integer"),
+    ],
+)
 def test_malformed_line_imports_nothing(store, tmp_path, media_root, bad_line, expected):
     src = write_jsonl(tmp_path / "vl.jsonl", [row("wildvision_1"), bad_line, row("wildvision_3")])
     with pytest.raises(FormatError) as err:
@@ -196,6 +215,7 @@ def test_missing_file_and_unknown_map_field(store, tmp_path, media_root):
     src = write_jsonl(tmp_path / "vl.jsonl", [row("w_1")])
     with pytest.raises(FormatError, match="unknown field"):
         import_file(store, src, "vlrewardbench", media_root, {"nonsense": "x"})
-    renamed = write_jsonl(tmp_path / "vl2.jsonl", [{**{k: v for k, v in row("w_2").items() if k != "query"}, "question": "Q?"}])
+    without_query = {k: v for k, v in row("w_2").items() if k != "query"}
+    renamed = write_jsonl(tmp_path / "vl2.jsonl", [{**without_query, "question": "Q?"}])
     import_file(store, renamed, "vlrewardbench", media_root, {"query": "question"})
     assert store.get_item(store.item_id("w_2")).prompt == "Q?"

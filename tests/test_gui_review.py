@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+
 import fake_backend  # noqa: F401
 from fake_backend import FakeBackend
 from helpers import show_active
-from PySide6.QtCore import Qt
-
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
@@ -17,8 +17,17 @@ from pairscope.app.store import Store
 
 def build(path):
     with Store.create(path) as store:
-        store.add_items([Item(ext_id=f"it{i}", prompt="Which?", responses=(Response(0, "GOOD a"), Response(1, "BAD b")),
-                              reference=Reference(ranking=(0, 1))) for i in range(3)])
+        store.add_items(
+            [
+                Item(
+                    ext_id=f"it{i}",
+                    prompt="Which?",
+                    responses=(Response(0, "GOOD a"), Response(1, "BAD b")),
+                    reference=Reference(ranking=(0, 1)),
+                )
+                for i in range(3)
+            ]
+        )
         ids = [s.id for s in store.item_summaries(0, 10)]
         for name, outcome in (("alice", "tie"), ("bob", "both_bad")):
             LabelingSession(store, name).save(ids[0], LabelDraft(outcome=outcome, note=f"{name} note"))
@@ -52,8 +61,8 @@ def test_adjudication_is_stored_apart_and_audited(qtbot, tmp_path):
     assert adjudication is not None and adjudication.strength == "much"
     assert store.current_label(ids[0], "carol") is None  # not a regular label
     qtbot.keyClick(window, Qt.Key_T)
-    history = [l for l in store.label_history(ids[0], "carol") if l.kind == "adjudication"]
-    assert [(l.outcome, l.strength) for l in history] == [("prefer", None), ("prefer", "much"), ("tie", None)]
+    history = [lab for lab in store.label_history(ids[0], "carol") if lab.kind == "adjudication"]
+    assert [(lab.outcome, lab.strength) for lab in history] == [("prefer", None), ("prefer", "much"), ("tie", None)]
     assert "carol (adjudication): tie" in window.review.text.toPlainText()
     qtbot.keyClick(window, Qt.Key_D, Qt.ControlModifier)
     qtbot.keyClick(window, Qt.Key_B)
@@ -85,14 +94,18 @@ def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tm
     out.mkdir()
     (out / "keep.txt").write_text("x")
     asked = []
-    monkeypatch.setattr(export_dialog.QMessageBox, "question",
-                        staticmethod(lambda *a, **k: asked.append(1) or export_dialog.QMessageBox.No))
+    monkeypatch.setattr(
+        export_dialog.QMessageBox,
+        "question",
+        staticmethod(lambda *a, **k: asked.append(1) or export_dialog.QMessageBox.No),
+    )
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
     dialog = window.export_dialog
     dialog.folder.setText(str(out))
     dialog.run()
     assert asked and not (out / "manifest.json").exists()  # refused: nothing written
-    monkeypatch.setattr(export_dialog.QMessageBox, "question", staticmethod(lambda *a, **k: export_dialog.QMessageBox.Yes))
+    yes = export_dialog.QMessageBox.Yes
+    monkeypatch.setattr(export_dialog.QMessageBox, "question", staticmethod(lambda *a, **k: yes))
     monkeypatch.setattr(export_dialog.QMessageBox, "information", staticmethod(lambda *a, **k: None))
     dialog.run()  # the export runs in the background
     qtbot.waitUntil(lambda: (out / "manifest.json").exists(), timeout=10000)
@@ -106,7 +119,8 @@ def test_failure_stepping_walks_the_items_the_judge_got_wrong(qtbot, tmp_path):
     path = tmp_path / "p.pairscope"
     ids = build(path)
     with Store.open(path) as store:  # a newer run that always prefers the BAD answer
-        JudgeSession(store, FakeBackend(script=prefer_marker(good="BAD", bad="GOOD")), JudgeConfig(seed=5)).judge(ids[:2])
+        backend = FakeBackend(script=prefer_marker(good="BAD", bad="GOOD"))
+        JudgeSession(store, backend, JudgeConfig(seed=5)).judge(ids[:2])
     window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "carol")))
     window.focus.setCurrentIndex(window.focus.findData("judge_wrong"))
     assert window.table.model().rowCount() == 2 and window.review_dock.isVisible()

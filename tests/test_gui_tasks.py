@@ -10,6 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
+
 from helpers import show_active
 from pairscope.app.gui import tasks
 from pairscope.app.gui.actions import show_statistics
@@ -19,8 +22,6 @@ from pairscope.app.gui.tasks import BackgroundOp, Cancelled
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,8 +30,17 @@ ROOT = Path(__file__).resolve().parents[1]
 def window(qtbot, tmp_path):
     path = tmp_path / "p.pairscope"
     with Store.create(path) as store:
-        store.add_items([Item(ext_id=f"it{i}", prompt="Which?", responses=(Response(0, "GOOD a"), Response(1, "BAD b")),
-                              reference=Reference(ranking=(0, 1))) for i in range(4)])
+        store.add_items(
+            [
+                Item(
+                    ext_id=f"it{i}",
+                    prompt="Which?",
+                    responses=(Response(0, "GOOD a"), Response(1, "BAD b")),
+                    reference=Reference(ranking=(0, 1)),
+                )
+                for i in range(4)
+            ]
+        )
         # Two annotators, so that every statistics figure has something to draw.
         for name, outcome in (("alice", "tie"), ("bob", "both_bad")):
             for summary in store.item_summaries(0, 2):
@@ -42,7 +52,9 @@ def window(qtbot, tmp_path):
 def shown(monkeypatch):
     """Error dialogs, recorded instead of shown (the real dialog is tested once below)."""
     messages: list[tuple[str, str]] = []
-    monkeypatch.setattr(tasks, "show_error", lambda parent, title, message, details="": messages.append((title, message)))
+    monkeypatch.setattr(
+        tasks, "show_error", lambda parent, title, message, details="": messages.append((title, message))
+    )
     return messages
 
 
@@ -127,8 +139,12 @@ def test_cancel_stops_a_long_op_and_leaves_no_thread(qtbot, window, shown):
             pass
         task.check()
 
-    op = (BackgroundOp(window, forever).success(lambda r: outcome.append("success"))
-          .cancelled(lambda: outcome.append("cancelled")).run())
+    op = (
+        BackgroundOp(window, forever)
+        .success(lambda r: outcome.append("success"))
+        .cancelled(lambda: outcome.append("cancelled"))
+        .run()
+    )
     assert started.wait(5) and op.running
     op.cancel()
     qtbot.waitUntil(lambda: bool(outcome), timeout=5000)
@@ -182,8 +198,12 @@ def test_updates_reach_the_gui_thread_in_order_before_success(qtbot, window, sho
             task.update(word)
         return "end"
 
-    (BackgroundOp(window, stream).on_update(lambda w: seen.append((w, threading.current_thread())))
-     .success(lambda r: seen.append((r, threading.current_thread()))).run())
+    (
+        BackgroundOp(window, stream)
+        .on_update(lambda w: seen.append((w, threading.current_thread())))
+        .success(lambda r: seen.append((r, threading.current_thread())))
+        .run()
+    )
     qtbot.waitUntil(lambda: len(seen) == 4, timeout=5000)
     assert [w for w, _ in seen] == ["one", "two", "three", "end"]
     assert {t for _, t in seen} == {threading.main_thread()}
@@ -252,7 +272,8 @@ def test_statistics_report_folder_is_written_in_the_background(qtbot, window, sh
 
     view = show_statistics(window)
     qtbot.waitUntil(lambda: view.report is not None, timeout=30000)
-    monkeypatch.setattr(stats_view.QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(tmp_path / "r")))
+    chosen = str(tmp_path / "r")
+    monkeypatch.setattr(stats_view.QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: chosen))
     view.export.click()
     qtbot.waitUntil(lambda: "Wrote" in view.status.text(), timeout=30000)
     assert (tmp_path / "r" / "report.md").exists() and not shown
@@ -260,8 +281,12 @@ def test_statistics_report_folder_is_written_in_the_background(qtbot, window, sh
 
 def test_no_event_pumping_in_the_app():
     """Background work goes through app/gui/tasks.py, never processEvents() loops."""
-    pumping = [str(p.relative_to(ROOT)) for folder in ("app", "widgets") for p in (ROOT / folder).rglob("*.py")
-               if re.search(r"processEvents\s*\(", p.read_text("utf-8"))]
+    pumping = [
+        str(p.relative_to(ROOT))
+        for folder in ("app", "widgets")
+        for p in (ROOT / folder).rglob("*.py")
+        if re.search(r"processEvents\s*\(", p.read_text("utf-8"))
+    ]
     assert pumping == []
 
 

@@ -18,8 +18,13 @@ from pairscope.app.store import Store
 def project_path(tmp_path):
     Image.new("RGB", (64, 48), "orange").save(tmp_path / "ok.png")
     rows = [
-        {"id": f"wildvision_{i}", "query": f"<image>\nQuestion {i}?", "response": [f"first {i}", f"second {i}"],
-         "human_ranking": [0, 1], "image_path": "ok.png" if i != 2 else "gone.png"}
+        {
+            "id": f"wildvision_{i}",
+            "query": f"<image>\nQuestion {i}?",
+            "response": [f"first {i}", f"second {i}"],
+            "human_ranking": [0, 1],
+            "image_path": "ok.png" if i != 2 else "gone.png",
+        }
         for i in range(4)
     ]
     path = tmp_path / "p.pairscope"
@@ -136,8 +141,9 @@ def test_large_project_opens_lazily(qtbot, tmp_path):
 
     path = tmp_path / "big.pairscope"
     with Store.create(path) as store:
-        store.add_items([Item(ext_id=f"i{n}", prompt="p", responses=(Response(0, "a"), Response(1, "b")))
-                         for n in range(5000)])
+        store.add_items(
+            [Item(ext_id=f"i{n}", prompt="p", responses=(Response(0, "a"), Response(1, "b"))) for n in range(5000)]
+        )
     win = open_window(qtbot, path)
     model = win.table.model()
     assert model.rowCount() == 5000
@@ -152,8 +158,9 @@ def test_hostile_and_broken_items_display_without_reading_files(qtbot, tmp_path,
     (tmp_path / "corrupt.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a jpeg")
     huge = tmp_path / "huge.png"
     Image.new("1", (12000, 10000)).save(huge)  # 120 megapixels: over the decompression-bomb guard
-    hostile = (f"![x](file://{secret}) <img src=\"file://{secret}\"> [link](file://{secret}) "
-               "<script>alert(1)</script> **bold**")
+    hostile = (
+        f'![x](file://{secret}) <img src="file://{secret}"> [link](file://{secret}) <script>alert(1)</script> **bold**'
+    )
     rows = [
         {"id": "w_corrupt", "query": "q", "response": ["a", "b"], "human_ranking": [0, 1], "image_path": "corrupt.jpg"},
         {"id": "w_huge", "query": "q", "response": ["a", "b"], "human_ranking": [0, 1], "image_path": "huge.png"},
@@ -211,8 +218,9 @@ def test_annotator_name_is_asked_once_and_remembered(qtbot, tmp_path, monkeypatc
 
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
     asked = []
-    monkeypatch.setattr(launch.QInputDialog, "getText",
-                        staticmethod(lambda *a, **k: asked.append(1) or ("  carol ", True)))
+    monkeypatch.setattr(
+        launch.QInputDialog, "getText", staticmethod(lambda *a, **k: asked.append(1) or ("  carol ", True))
+    )
     assert launch.ask_annotator(settings) == "carol"
     settings.setValue("annotator/name", "carol")
     assert launch.ask_annotator(settings) == "carol" and len(asked) == 1

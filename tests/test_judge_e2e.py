@@ -34,8 +34,24 @@ def test_cli_judges_images_and_video_with_a_tiny_qwen2_vl(qwen, demo, capsys):
     with Store.open(demo) as store:
         video_id = store.item_id("video_demo_01")
         image_id = store.item_id("wildvision_demo_01")
-    code = main(["judge", "--db", str(demo), "--model", str(qwen), "--k", "2", "--both-orders",
-                 "--frames", "4", "--max-new-tokens", "12", "--batch-size", "4"])
+    code = main(
+        [
+            "judge",
+            "--db",
+            str(demo),
+            "--model",
+            str(qwen),
+            "--k",
+            "2",
+            "--both-orders",
+            "--frames",
+            "4",
+            "--max-new-tokens",
+            "12",
+            "--batch-size",
+            "4",
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "44 items judged" in out and "undecided counted wrong" in out
@@ -54,14 +70,27 @@ def test_cli_judges_images_and_video_with_a_tiny_qwen2_vl(qwen, demo, capsys):
 
 def test_tiny_llava_judges_through_the_same_path(tmp_path, demo, capsys):
     llava = build_tiny_llava(tmp_path / "llava")
-    assert main(["judge", "--db", str(demo), "--model", str(llava), "--limit", "3",
-                 "--max-new-tokens", "8"]) == 0
+    assert main(["judge", "--db", str(demo), "--model", str(llava), "--limit", "3", "--max-new-tokens", "8"]) == 0
     assert "3 items judged" in capsys.readouterr().out
 
 
 def test_killed_run_resumes_without_redoing_finished_samples(qwen, demo):
-    command = [sys.executable, "-m", "pairscope.app.cli", "judge", "--db", str(demo), "--model", str(qwen),
-               "--k", "3", "--max-new-tokens", "24", "--batch-size", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "pairscope.app.cli",
+        "judge",
+        "--db",
+        str(demo),
+        "--model",
+        str(qwen),
+        "--k",
+        "3",
+        "--max-new-tokens",
+        "24",
+        "--batch-size",
+        "2",
+    ]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -80,6 +109,7 @@ def test_killed_run_resumes_without_redoing_finished_samples(qwen, demo):
     with Store.open(demo) as store:
         assert [r.id for r in store.runs()] == [run_id]  # the same run continued
         after = store.verdicts(run_id)
-        assert len(after) == 132 and store.run(run_id).status == "done"  # 44 pairs × 3 samples (step-wise items have one response)
+        # 44 pairs × 3 samples (step-wise items have one response)
+        assert len(after) == 132 and store.run(run_id).status == "done"
         kept = {(v.item_id, v.sample_idx): v.raw_output for v in after}
         assert all(kept[(v.item_id, v.sample_idx)] == v.raw_output for v in before)

@@ -24,9 +24,24 @@ NAN = np.nan
 
 
 def record(run_id=1, mode="pairwise", k=1, both=False, frames=8, model_path="judge", template="t"):
-    return RunRecord(id=run_id, uuid=f"u{run_id}", created_at="", backend="fake", model_path=model_path,
-                     weights_hash=None, template_name=None, template_text="", template_hash=template, mode=mode, k=k,
-                     both_orders=both, frames=frames, seed=0, generation={"temperature": 0.0}, status="done")
+    return RunRecord(
+        id=run_id,
+        uuid=f"u{run_id}",
+        created_at="",
+        backend="fake",
+        model_path=model_path,
+        weights_hash=None,
+        template_name=None,
+        template_text="",
+        template_hash=template,
+        mode=mode,
+        k=k,
+        both_orders=both,
+        frames=frames,
+        seed=0,
+        generation={"temperature": 0.0},
+        status="done",
+    )
 
 
 def run_from(rec, samples, first=None, scores=None):
@@ -51,10 +66,18 @@ def run_from(rec, samples, first=None, scores=None):
 
 def stats(categories, ref, tags=None, runs=(), n_responses=None, words=None):
     n = len(ref)
-    return StatsData(np.arange(n), np.array(categories, dtype=object),
-                     np.full(n, 2) if n_responses is None else np.asarray(n_responses), np.asarray(ref, float),
-                     [tuple(t) for t in (tags or [()] * n)], np.ones(n),
-                     np.ones((n, 2)) if words is None else np.asarray(words, float), [], {}, list(runs))
+    return StatsData(
+        np.arange(n),
+        np.array(categories, dtype=object),
+        np.full(n, 2) if n_responses is None else np.asarray(n_responses),
+        np.asarray(ref, float),
+        [tuple(t) for t in (tags or [()] * n)],
+        np.ones(n),
+        np.ones((n, 2)) if words is None else np.asarray(words, float),
+        [],
+        {},
+        list(runs),
+    )
 
 
 def strip(figures: dict) -> dict:
@@ -112,23 +135,45 @@ def roundtrips(report):
 
 # -- the arithmetic ----------------------------------------------------------------------------
 
-CATS = ["general", "general", "general", "general", "hallucination", "hallucination", "hallucination",
-        "reasoning", "reasoning", "reasoning", "knowledge"]
+CATS = [
+    "general",
+    "general",
+    "general",
+    "general",
+    "hallucination",
+    "hallucination",
+    "hallucination",
+    "reasoning",
+    "reasoning",
+    "reasoning",
+    "knowledge",
+]
 REF = [0, 1, 0, NAN, 1, 0, 1, 0, 1, TIE, NAN]
-TAGS = [("existence",), ("existence", "counting"), ("counting",), ("existence",), ("existence",), (),
-        ("attribute",), (), (), (), ()]
+TAGS = [
+    ("existence",),
+    ("existence", "counting"),
+    ("counting",),
+    ("existence",),
+    ("existence",),
+    (),
+    ("attribute",),
+    (),
+    (),
+    (),
+    (),
+]
 SAMPLES = [
-    [0, 0, 1],        # 0: right
-    [0, 0, 0],        # 1: wrong
-    [0, 1, "u"],      # 2: tie in votes → undecided
-    [1, 1, 1],        # 3: no reference → not scored
-    [1, "u", "u"],    # 4: right on one parsed sample
+    [0, 0, 1],  # 0: right
+    [0, 0, 0],  # 1: wrong
+    [0, 1, "u"],  # 2: tie in votes → undecided
+    [1, 1, 1],  # 3: no reference → not scored
+    [1, "u", "u"],  # 4: right on one parsed sample
     ["e", "e", "e"],  # 5: errors only → undecided, still scored
-    [None] * 3,       # 6: not judged
+    [None] * 3,  # 6: not judged
     ["u", "u", "u"],  # 7: nothing parsed
-    [1, "t", 0],      # 8: a judged tie gives no vote; 1–1 → undecided
-    [0, 0, 0],        # 9: tie as the target → not scored
-    [1, 0, 0],        # 10: no reference
+    [1, "t", 0],  # 8: a judged tie gives no vote; 1–1 → undecided
+    [0, 0, 0],  # 9: tie as the target → not scored
+    [1, 0, 0],  # 10: no reference
 ]
 
 
@@ -142,7 +187,12 @@ def test_every_key_on_a_constructed_run():
     assert p["overall"] == pytest.approx(2 / 3) and p["overall_unparsed_wrong"] == pytest.approx(2 / 7)
     per = p["per_category"]
     assert list(per) == ["general", "hallucination", "knowledge", "reasoning", "safety"]
-    assert strip(per["general"]) == {"n": 3, "accuracy": 0.5, "accuracy_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 1}
+    assert strip(per["general"]) == {
+        "n": 3,
+        "accuracy": 0.5,
+        "accuracy_unparsed_wrong": pytest.approx(1 / 3),
+        "unparsed": 1,
+    }
     assert strip(per["hallucination"]) == {"n": 2, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.5, "unparsed": 1}
     assert strip(per["reasoning"]) == {"n": 2, "accuracy": None, "accuracy_unparsed_wrong": 0.0, "unparsed": 2}
     empty = {"n": 0, "accuracy": None, "accuracy_unparsed_wrong": None, "unparsed": 0}
@@ -151,12 +201,24 @@ def test_every_key_on_a_constructed_run():
     assert p["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
     assert p["macro_unparsed_wrong_categories"] == ["general", "hallucination", "reasoning"]
     assert list(p["per_error_type"]) == ["existence", "attribute", "counting"]
-    assert strip(p["per_error_type"]["existence"]) == {"n": 3, "error_rate": pytest.approx(1 / 3),
-                                                "error_rate_unparsed_wrong": pytest.approx(1 / 3), "unparsed": 0}
-    assert strip(p["per_error_type"]["counting"]) == {"n": 2, "error_rate": 1.0, "error_rate_unparsed_wrong": 1.0,
-                                               "unparsed": 1}
-    assert strip(p["per_error_type"]["attribute"]) == {"n": 0, "error_rate": None, "error_rate_unparsed_wrong": None,
-                                                "unparsed": 0}
+    assert strip(p["per_error_type"]["existence"]) == {
+        "n": 3,
+        "error_rate": pytest.approx(1 / 3),
+        "error_rate_unparsed_wrong": pytest.approx(1 / 3),
+        "unparsed": 0,
+    }
+    assert strip(p["per_error_type"]["counting"]) == {
+        "n": 2,
+        "error_rate": 1.0,
+        "error_rate_unparsed_wrong": 1.0,
+        "unparsed": 1,
+    }
+    assert strip(p["per_error_type"]["attribute"]) == {
+        "n": 0,
+        "error_rate": None,
+        "error_rate_unparsed_wrong": None,
+        "unparsed": 0,
+    }
     assert p["k_curve"] == {"1": 0.8, "3": pytest.approx(2 / 3)}
     assert m["position_consistency"] is None and m["position_consistency_items"] is None
     assert m["first_position_preference"] == pytest.approx(12 / 20)  # every item shown response 0 first
@@ -243,9 +305,13 @@ def test_pointwise_matches_the_item_verdict():
     for convention in ("official", "plurality"):
         decided = correct = 0
         for i in range(n):
-            verdicts = [VerdictRecord(1, i, j, (j % 2,), "x", j % 2 if ok else None,
-                                      (float(scores[i, j]) if ok else None,), ok, None)
-                        for j in range(2 * k) for ok in [not np.isnan(scores[i, j])]]
+            verdicts = [
+                VerdictRecord(
+                    1, i, j, (j % 2,), "x", j % 2 if ok else None, (float(scores[i, j]) if ok else None,), ok, None
+                )
+                for j in range(2 * k)
+                for ok in [not np.isnan(scores[i, j])]
+            ]
             choice = judge_item(rec, verdicts, 2).choice(convention)
             decided += choice is not None
             correct += choice is not None and choice == ref[i]
@@ -253,6 +319,7 @@ def test_pointwise_matches_the_item_verdict():
 
 
 # -- the two conventions, against formulas written out here --------------------------------------
+
 
 def official_reference(row, k):
     """VL-RewardBench cal.py: count agree/reject over the K answers; right if agree > K/2,
@@ -307,25 +374,57 @@ def test_decide_edge_shapes():
 
 # -- agreement with judge_results on a real project --------------------------------------------
 
+
 def test_same_numbers_as_judge_results_summary(store):
-    store.add_items([Item(ext_id=f"it{i}", prompt="q", responses=(Response(0, "a"), Response(1, "b")),
-                          category=("general", "hallucination")[i % 2],
-                          reference=Reference(ranking=None if i % 7 == 3 else ((0, 1) if i % 3 else (1, 0))))
-                     for i in range(60)])
+    store.add_items(
+        [
+            Item(
+                ext_id=f"it{i}",
+                prompt="q",
+                responses=(Response(0, "a"), Response(1, "b")),
+                category=("general", "hallucination")[i % 2],
+                reference=Reference(ranking=None if i % 7 == 3 else ((0, 1) if i % 3 else (1, 0))),
+            )
+            for i in range(60)
+        ]
+    )
     ids = [s.id for s in store.item_summaries(0, 100)]
     rng = random.Random(1)
     for both in (False, True):
-        run = store.create_run(backend="fake", model_path="m", weights_hash=None, template_name=None, template_text="",
-                               template_hash="t", mode="pairwise", k=3, both_orders=both, frames=8, seed=0,
-                               generation={})
+        run = store.create_run(
+            backend="fake",
+            model_path="m",
+            weights_hash=None,
+            template_name=None,
+            template_text="",
+            template_hash="t",
+            mode="pairwise",
+            k=3,
+            both_orders=both,
+            frames=8,
+            seed=0,
+            generation={},
+        )
         verdicts = []
         for item_id in ids[:-5]:  # the last five are not judged
             for s in range(6 if both else 3):
                 kind = rng.random()
                 order = (0, 1) if rng.random() < 0.5 else (1, 0)
                 ok = kind < 0.8
-                verdicts.append(VerdictRecord(run.id, item_id, s, order, "x", rng.randrange(2) if ok else None, None,
-                                              ok, None, error="media: gone" if kind > 0.93 else None))
+                verdicts.append(
+                    VerdictRecord(
+                        run.id,
+                        item_id,
+                        s,
+                        order,
+                        "x",
+                        rng.randrange(2) if ok else None,
+                        None,
+                        ok,
+                        None,
+                        error="media: gone" if kind > 0.93 else None,
+                    )
+                )
         record_verdicts(store, run, verdicts)
         data = load_stats_data(store)
         [rd] = [r for r in data.runs if r.run.id == run.id]
@@ -352,15 +451,16 @@ def test_same_numbers_as_judge_results_summary(store):
 
 # -- across runs -------------------------------------------------------------------------------
 
+
 def test_frames_curve_on_video_items():
     cats = ["short-form perception", "knowledge", "safety", "general"]
     ref = [0, 1, 0, 0]
     runs = [
-        run_from(record(1, frames=4), [[1], [1], ["u"], [0]]),       # video: 1 right of 2 decided, 3 scored
-        run_from(record(2, frames=16), [[0], [1], [0], [1]]),        # video: 3/3
-        run_from(record(3, frames=16), [[1], [0], [1], [0]]),        # same protocol, later run → replaces 2
+        run_from(record(1, frames=4), [[1], [1], ["u"], [0]]),  # video: 1 right of 2 decided, 3 scored
+        run_from(record(2, frames=16), [[0], [1], [0], [1]]),  # video: 3/3
+        run_from(record(3, frames=16), [[1], [0], [1], [0]]),  # same protocol, later run → replaces 2
         run_from(record(4, frames=8, model_path="other"), [[0]] * 4),  # alone: no curve
-        run_from(record(5, frames=8, k=3), [[0, 0, 0]] * 4),         # different K: its own group, alone
+        run_from(record(5, frames=8, k=3), [[0, 0, 0]] * 4),  # different K: its own group, alone
         run_from(record(6, mode="step", frames=2), [[0]] * 4),
     ]
     data = stats(cats, ref, runs=runs)
@@ -379,16 +479,28 @@ def test_frames_curve_on_video_items():
 
 def test_pointwise_vs_pairwise_compares_the_same_model():
     pair = run_from(record(1, k=1), [[0], [0], ["u"], [1]])
-    point = run_from(record(2, mode="pointwise", k=1), [[0, 1], [0, 1], [0, 1], [None, None]],
-                     scores=[[9, 1], [2, 3], [5, 4], [NAN, NAN]])
+    point = run_from(
+        record(2, mode="pointwise", k=1),
+        [[0, 1], [0, 1], [0, 1], [None, None]],
+        scores=[[9, 1], [2, 3], [5, 4], [NAN, NAN]],
+    )
     lone = run_from(record(3, model_path="solo"), [[0]] * 4)
     out = pointwise_vs_pairwise(stats(["a"] * 4, [0, 0, 0, 1], runs=[pair, point, lone]))
     [model] = out["models"]
     assert model["model_path"] == "judge"
-    assert model["pairwise"] == [{"run_id": 1, "k": 1, "frames": 8, "n": 4, "accuracy": 1.0,
-                                  "accuracy_unparsed_wrong": 0.75}]
-    assert model["pointwise"] == [{"run_id": 2, "k": 1, "frames": 8, "n": 3, "accuracy": pytest.approx(2 / 3),
-                                   "accuracy_unparsed_wrong": pytest.approx(2 / 3)}]
+    assert model["pairwise"] == [
+        {"run_id": 1, "k": 1, "frames": 8, "n": 4, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.75}
+    ]
+    assert model["pointwise"] == [
+        {
+            "run_id": 2,
+            "k": 1,
+            "frames": 8,
+            "n": 3,
+            "accuracy": pytest.approx(2 / 3),
+            "accuracy_unparsed_wrong": pytest.approx(2 / 3),
+        }
+    ]
     common = model["common"]
     assert (common["pairwise_run"], common["pointwise_run"]) == (1, 2)
     assert common["pairwise"] == {"n": 3, "accuracy": 1.0, "accuracy_unparsed_wrong": pytest.approx(2 / 3)}

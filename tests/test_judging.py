@@ -16,9 +16,14 @@ from pairscope.app.store import VerdictRecord
 
 def pair(i, good_first=True, **kw):
     texts = ("GOOD answer", "BAD answer") if good_first else ("BAD answer", "GOOD answer")
-    return Item(ext_id=f"it{i}", prompt=f"question {i}", responses=(Response(0, texts[0]), Response(1, texts[1])),
-                category=("general", "hallucination", "reasoning")[i % 3],
-                reference=Reference(ranking=(0, 1) if good_first else (1, 0)), **kw)
+    return Item(
+        ext_id=f"it{i}",
+        prompt=f"question {i}",
+        responses=(Response(0, texts[0]), Response(1, texts[1])),
+        category=("general", "hallucination", "reasoning")[i % 3],
+        reference=Reference(ranking=(0, 1) if good_first else (1, 0)),
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -158,8 +163,10 @@ def test_cli_judge_prints_progress_and_summary(project, capsys):
     from pairscope.app.cli import main
 
     project.close()
-    assert main(["judge", "--db", str(project.path), "--model", "m", "--backend", "fake", "--k", "3",
-                 "--batch-size", "5"]) == 0
+    assert (
+        main(["judge", "--db", str(project.path), "--model", "m", "--backend", "fake", "--k", "3", "--batch-size", "5"])
+        == 0
+    )
     out, err = capsys.readouterr()
     assert "30/30 samples" in err
     assert "official vote 100.0% (10/10, undecided excluded), 100.0% (undecided counted wrong)" in out

@@ -43,14 +43,19 @@ while True:
 def test_sigkill_never_loses_an_acknowledged_label(tmp_path):
     path = tmp_path / "kill.pairscope"
     with Store.create(path) as store:
-        store.add_items([Item(ext_id=f"k{i}", prompt="p", responses=(Response(0, "a"), Response(1, "b")))
-                         for i in range(200)])
+        store.add_items(
+            [Item(ext_id=f"k{i}", prompt="p", responses=(Response(0, "a"), Response(1, "b"))) for i in range(200)]
+        )
     rng = random.Random(1234)
     acked: list[str] = []
     kills = 0
     for run in range(60):
-        proc = subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(run)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", CHILD, str(path), str(run)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         assert proc.stdout.readline().strip() == "READY", proc.stderr.read()
         deadline = time.monotonic() + rng.uniform(0.0, 0.25)
         os_set_blocking(proc.stdout)
@@ -62,8 +67,11 @@ def test_sigkill_never_loses_an_acknowledged_label(tmp_path):
         kills += 1
         buffer += proc.stdout.read() or ""
         # Only whole lines count: a half-printed line was never acknowledged.
-        acked += [line.split()[1] for line in buffer.splitlines(keepends=True)
-                  if line.endswith("\n") and line.startswith("ACK ")]
+        acked += [
+            line.split()[1]
+            for line in buffer.splitlines(keepends=True)
+            if line.endswith("\n") and line.startswith("ACK ")
+        ]
     assert kills >= 50 and len(acked) > 100
     with Store.open(path) as store:
         assert store.integrity_check() == "ok"

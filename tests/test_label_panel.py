@@ -12,8 +12,9 @@ from pairscope.widgets.label_panel import LabelPanel
 
 
 def make_panel(qtbot, debounce_ms=30):
-    widget = LabelPanel({"prefer": "1–9", "tie": "T", "strength": "Q W E", "clear": "Esc"},
-                        text_debounce_ms=debounce_ms)
+    widget = LabelPanel(
+        {"prefer": "1–9", "tie": "T", "strength": "Q W E", "clear": "Esc"}, text_debounce_ms=debounce_ms
+    )
     qtbot.addWidget(widget)
     widget.resize(300, 700)
     widget.show()
@@ -107,8 +108,12 @@ def test_out_of_range_preference_is_a_no_op(panel, emitted):
 
 
 def test_unknown_names_raise(panel):
-    for call in (lambda: panel.set_outcome("prefer"), lambda: panel.set_strength("huge"),
-                 lambda: panel.toggle_error("colour"), lambda: panel.toggle_discard("boring")):
+    for call in (
+        lambda: panel.set_outcome("prefer"),
+        lambda: panel.set_strength("huge"),
+        lambda: panel.toggle_error("colour"),
+        lambda: panel.toggle_discard("boring"),
+    ):
         with pytest.raises(ValueError):
             call()
 
@@ -127,8 +132,7 @@ def test_error_types_with_recognition_subkind_and_other_note(qtbot, panel, emitt
     panel.other_note.setFocus()
     qtbot.keyClicks(panel.other_note, "wrong colour")
     qtbot.keyClick(panel.other_note, Qt.Key_Return)
-    expected = (ErrorTag("existence"), ErrorTag("recognition", subkind="text"),
-                ErrorTag("other", note="wrong colour"))
+    expected = (ErrorTag("existence"), ErrorTag("recognition", subkind="text"), ErrorTag("other", note="wrong colour"))
     assert panel.draft().error_types == expected
     assert len(emitted) == before + 1 and emitted[-1].error_types == expected
     assert emitted[:5] == [
@@ -220,10 +224,16 @@ def test_set_draft_round_trips_every_field_and_emits_nothing(qtbot, panel, emitt
     panel.set_response_count(3)
     panel.set_steps([2, 0, 3])
     draft = LabelDraft(
-        outcome="prefer", preferred_position=3, strength="much",
-        error_types=(ErrorTag("recognition", subkind="person"), ErrorTag("other", note="odd crop"),
-                     ErrorTag("hallucination", raw="HALLU")),
-        discard_reasons=(), note="line one\nline two",
+        outcome="prefer",
+        preferred_position=3,
+        strength="much",
+        error_types=(
+            ErrorTag("recognition", subkind="person"),
+            ErrorTag("other", note="odd crop"),
+            ErrorTag("hallucination", raw="HALLU"),
+        ),
+        discard_reasons=(),
+        note="line one\nline two",
         step_marks=((1, 0, True), (1, 1, False), (3, 2, True)),
     )
     with qtbot.assertNotEmitted(panel.changed, wait=100):
@@ -326,9 +336,14 @@ def test_clear(qtbot, panel, emitted):
 def test_exactly_one_changed_per_action(qtbot, panel):
     panel.set_steps([3])
     actions = [
-        lambda: panel.prefer(2), lambda: panel.set_strength("slightly"), lambda: panel.toggle_error("existence"),
-        lambda: panel.set_outcome("both_bad"), lambda: panel.toggle_discard("both_wrong"),
-        lambda: panel.mark_current_step(False), lambda: panel.set_outcome("discard"), lambda: panel.prefer(1),
+        lambda: panel.prefer(2),
+        lambda: panel.set_strength("slightly"),
+        lambda: panel.toggle_error("existence"),
+        lambda: panel.set_outcome("both_bad"),
+        lambda: panel.toggle_discard("both_wrong"),
+        lambda: panel.mark_current_step(False),
+        lambda: panel.set_outcome("discard"),
+        lambda: panel.prefer(1),
         lambda: panel.clear(),
     ]
     for action in actions:

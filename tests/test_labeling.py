@@ -34,9 +34,14 @@ def test_preference_is_stored_by_response_index_with_the_order_shown(session, st
 def test_round_trip_for_every_order():
     for order in [(0, 1), (1, 0), (2, 0, 3, 1)]:
         for pos in range(1, len(order) + 1):
-            draft = LabelDraft(outcome="prefer", preferred_position=pos, strength="much",
-                               error_types=(ErrorTag("counting"),), note="n",
-                               step_marks=((pos, 0, True), (pos, 1, False)))
+            draft = LabelDraft(
+                outcome="prefer",
+                preferred_position=pos,
+                strength="much",
+                error_types=(ErrorTag("counting"),),
+                note="n",
+                step_marks=((pos, 0, True), (pos, 1, False)),
+            )
             label = draft_to_label(7, "a", order, draft)
             assert label.preferred == order[pos - 1]
             assert label_to_draft(label, order) == draft

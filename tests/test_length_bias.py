@@ -21,31 +21,55 @@ NAN = np.nan
 
 #                 words          ref   responses   (chosen − rejected) / chosen
 ROWS = [
-    ([10, 5], 0, 2),    # 0:  0.5
-    ([10, 20], 1, 2),   # 1:  0.5
-    ([4, 4], 1, 2),     # 2:  0 (equal lengths)
-    ([2, 10], 0, 2),    # 3: −4, clipped into the first bin
-    ([0, 3], 0, 2),     # 4: chosen has no words → left out
-    ([8, 2], NAN, 2),   # 5: no reference
-    ([8, 2], 0, 3),     # 6: three responses
-    ([5, NAN], 0, 2),   # 7: a response without a word count
-    ([3, 6], 1, 2),     # 8:  0.5
+    ([10, 5], 0, 2),  # 0:  0.5
+    ([10, 20], 1, 2),  # 1:  0.5
+    ([4, 4], 1, 2),  # 2:  0 (equal lengths)
+    ([2, 10], 0, 2),  # 3: −4, clipped into the first bin
+    ([0, 3], 0, 2),  # 4: chosen has no words → left out
+    ([8, 2], NAN, 2),  # 5: no reference
+    ([8, 2], 0, 3),  # 6: three responses
+    ([5, NAN], 0, 2),  # 7: a response without a word count
+    ([3, 6], 1, 2),  # 8:  0.5
     ([7, NAN], NAN, 1),  # 9: a single response
 ]
 
 
 def record(run_id, mode="pairwise"):
-    return RunRecord(id=run_id, uuid="u", created_at="", backend="fake", model_path="m", weights_hash=None,
-                     template_name=None, template_text="", template_hash="t", mode=mode, k=1, both_orders=False,
-                     frames=8, seed=0, generation={}, status="done")
+    return RunRecord(
+        id=run_id,
+        uuid="u",
+        created_at="",
+        backend="fake",
+        model_path="m",
+        weights_hash=None,
+        template_name=None,
+        template_text="",
+        template_hash="t",
+        mode=mode,
+        k=1,
+        both_orders=False,
+        frames=8,
+        seed=0,
+        generation={},
+        status="done",
+    )
 
 
 def make_data(runs=(), labels=None):
     n = len(ROWS)
     labels = labels or {}
-    return StatsData(np.arange(n), np.array(["general"] * n, dtype=object), np.array([r[2] for r in ROWS]),
-                     np.array([r[1] for r in ROWS], float), [()] * n, np.arange(1, n + 1, dtype=float),
-                     np.array([r[0] for r in ROWS], float), sorted(labels), labels, list(runs))
+    return StatsData(
+        np.arange(n),
+        np.array(["general"] * n, dtype=object),
+        np.array([r[2] for r in ROWS]),
+        np.array([r[1] for r in ROWS], float),
+        [()] * n,
+        np.arange(1, n + 1, dtype=float),
+        np.array([r[0] for r in ROWS], float),
+        sorted(labels),
+        labels,
+        list(runs),
+    )
 
 
 def one_sample_run(run_id, choices, mode="pairwise"):

@@ -64,8 +64,11 @@ def test_exif_rotation_with_max_size_swaps_the_draft_box(tmp_path, monkeypatch):
     path = _two_colour_jpeg(tmp_path / "big.jpg", size=(1600, 800), orientation=8)
     calls = []
     real = JpegImagePlugin.JpegImageFile.draft
-    monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "draft",
-                        lambda self, mode, size: calls.append((mode, size)) or real(self, mode, size))
+    monkeypatch.setattr(
+        JpegImagePlugin.JpegImageFile,
+        "draft",
+        lambda self, mode, size: calls.append((mode, size)) or real(self, mode, size),
+    )
     img = open_image(path, max_size=(100, 200))
     assert img.size == (100, 200)
     assert calls == [("RGB", (200, 100))]  # the stored pixels are landscape
@@ -77,8 +80,7 @@ def test_draft_mode_decodes_small_and_fits_max_size(tmp_path, monkeypatch):
     Image.fromarray(rng.integers(0, 255, (1200, 1600, 3), dtype=np.uint8)).save(path, quality=80)
     sizes = []
     real_load = JpegImagePlugin.JpegImageFile.load
-    monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "load",
-                        lambda self: sizes.append(self.size) or real_load(self))
+    monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "load", lambda self: sizes.append(self.size) or real_load(self))
     img = open_image(path, max_size=(300, 200))
     assert img.size[0] <= 300 and img.size[1] <= 200 and max(img.size) > 0
     assert img.size == (267, 200)  # aspect ratio kept, fitted to the height

@@ -24,8 +24,14 @@ def view(qtbot):
 
 def wheel(widget, pos: QPoint, dy: int) -> None:
     event = QWheelEvent(
-        QPointF(pos), QPointF(widget.mapToGlobal(pos)), QPoint(0, 0), QPoint(0, dy),
-        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False,
+        QPointF(pos),
+        QPointF(widget.mapToGlobal(pos)),
+        QPoint(0, 0),
+        QPoint(0, dy),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
     )
     QApplication.sendEvent(widget, event)
 
@@ -258,8 +264,17 @@ def test_drag_pans_when_zoomed(view):
 
     def send(kind, pos, buttons):
         p = QPointF(pos)
-        QApplication.sendEvent(vp, QMouseEvent(kind, p, QPointF(vp.mapToGlobal(pos)), Qt.MouseButton.LeftButton,
-                                               buttons, Qt.KeyboardModifier.NoModifier))
+        QApplication.sendEvent(
+            vp,
+            QMouseEvent(
+                kind,
+                p,
+                QPointF(vp.mapToGlobal(pos)),
+                Qt.MouseButton.LeftButton,
+                buttons,
+                Qt.KeyboardModifier.NoModifier,
+            ),
+        )
 
     send(QEvent.Type.MouseButtonPress, QPoint(300, 200), Qt.MouseButton.LeftButton)
     send(QEvent.Type.MouseMove, QPoint(250, 170), Qt.MouseButton.LeftButton)

@@ -22,10 +22,18 @@ def scored(request) -> str:
 
 
 def items(n=4):
-    return [Item(ext_id=f"p{i}", prompt=f"question {i}",
-                 responses=(Response(0, "GOOD answer", steps=(Step("look", True), Step("count", True))),
-                            Response(1, "BAD answer", steps=(Step("look", True), Step("guess", False)))),
-                 reference=Reference(ranking=(0, 1))) for i in range(n)]
+    return [
+        Item(
+            ext_id=f"p{i}",
+            prompt=f"question {i}",
+            responses=(
+                Response(0, "GOOD answer", steps=(Step("look", True), Step("count", True))),
+                Response(1, "BAD answer", steps=(Step("look", True), Step("guess", False))),
+            ),
+            reference=Reference(ranking=(0, 1)),
+        )
+        for i in range(n)
+    ]
 
 
 @pytest.fixture
@@ -90,9 +98,18 @@ def test_step_runs_claim_no_preference_accuracy(project):
 def test_a_run_whose_samples_all_failed_says_why_in_one_line(store):
     from pairscope.app.records import MediaRef
 
-    store.add_items([Item(ext_id=f"m{i}", prompt="q", responses=(Response(0, "a"), Response(1, "b")),
-                          media=(MediaRef("image", f"gone{i}.png", None, "not found"),),
-                          reference=Reference(ranking=(0, 1))) for i in range(4)])
+    store.add_items(
+        [
+            Item(
+                ext_id=f"m{i}",
+                prompt="q",
+                responses=(Response(0, "a"), Response(1, "b")),
+                media=(MediaRef("image", f"gone{i}.png", None, "not found"),),
+                reference=Reference(ranking=(0, 1)),
+            )
+            for i in range(4)
+        ]
+    )
     session = JudgeSession(store, FakeBackend(), JudgeConfig(k=2, temperature=0.5))
     session.judge(ids(store))
     line = summarize(store, store.run(session.run.id)).line()
@@ -107,8 +124,17 @@ def test_media_decoded_once_per_item_per_run(project, tmp_path):
 
     path = tmp_path / "pic.png"
     Image.new("RGB", (8, 8), "red").save(path)
-    project.add_items([Item(ext_id="img", prompt="q", responses=(Response(0, "GOOD"), Response(1, "BAD")),
-                            media=(MediaRef("image", "pic.png", str(path)),), reference=Reference(ranking=(0, 1)))])
+    project.add_items(
+        [
+            Item(
+                ext_id="img",
+                prompt="q",
+                responses=(Response(0, "GOOD"), Response(1, "BAD")),
+                media=(MediaRef("image", "pic.png", str(path)),),
+                reference=Reference(ranking=(0, 1)),
+            )
+        ]
+    )
     session = JudgeSession(project, FakeBackend(), JudgeConfig(k=5, both_orders=True, temperature=0.7, batch_size=3))
     session.judge([project.item_id("img")])
     assert len(project.verdicts(session.run.id)) == 10 and session.media_decodes == 1

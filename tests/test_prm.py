@@ -18,10 +18,16 @@ def steps(*marks):
 
 # Three responses of one item and one response of another. Reference marks (True = correct):
 ITEMS = [
-    Item(ext_id="s1", prompt="q1", responses=(
-        Response(0, "A", steps=steps(True, True, True)),
-        Response(1, "B", steps=steps(True, False, False)),
-        Response(2, "C", steps=steps(False, None, True))), reference=Reference(ranking=(0, 1, 2))),
+    Item(
+        ext_id="s1",
+        prompt="q1",
+        responses=(
+            Response(0, "A", steps=steps(True, True, True)),
+            Response(1, "B", steps=steps(True, False, False)),
+            Response(2, "C", steps=steps(False, None, True)),
+        ),
+        reference=Reference(ranking=(0, 1, 2)),
+    ),
     Item(ext_id="s2", prompt="q2", responses=(Response(0, "D", steps=steps(True, False)),)),
 ]
 # The judge's step scores (1–5), by response text; ≤ 2 means "erroneous"
@@ -74,8 +80,10 @@ def test_aggregates():
 
 def test_annotators_step_marks_agreement(project):
     s1 = project.item_id("s1")
-    for name, marks in (("ann", ((1, 0, True), (1, 1, False), (1, 2, False))),
-                        ("ben", ((1, 0, True), (1, 1, True), (1, 2, False)))):
+    for name, marks in (
+        ("ann", ((1, 0, True), (1, 1, False), (1, 2, False))),
+        ("ben", ((1, 0, True), (1, 1, True), (1, 2, False))),
+    ):
         session = LabelingSession(project, name)
         order = session.order(s1)
         position = {idx: pos for pos, idx in enumerate(order, start=1)}

@@ -58,9 +58,17 @@ def project(tmp_path):
     """Items, earlier labels by ann and an adjudication; an order kept by an earlier version."""
     path = tmp_path / "p.pairscope"
     with Store.create(path) as store:
-        store.add_items([Item(ext_id=f"it{k}", prompt=f"Which is right, {k}?",
-                              responses=(Response(0, f"yes {k}"), Response(1, f"no {k}"), Response(2, f"maybe {k}")),
-                              reference=Reference(ranking=(0, 1, 2))) for k in range(N_ITEMS)])
+        store.add_items(
+            [
+                Item(
+                    ext_id=f"it{k}",
+                    prompt=f"Which is right, {k}?",
+                    responses=(Response(0, f"yes {k}"), Response(1, f"no {k}"), Response(2, f"maybe {k}")),
+                    reference=Reference(ranking=(0, 1, 2)),
+                )
+                for k in range(N_ITEMS)
+            ]
+        )
         ids = [s.id for s in store.item_summaries(0, 100)]
         session = LabelingSession(store, "ann")
         for item_id in ids[:3]:
@@ -111,8 +119,9 @@ def test_store_reads_work_during_another_process_write(project):
             assert store.first_unlabeled("ann") == ids[3] and store.first_unlabeled("bob") == ids[0]
             assert store.first_unlabeled("ann", kind="adjudication") == ids[1]
             assert store.display_order(ids[5], "ann") == (2, 0, 1)  # the kept order is still shown
-            assert {i: store.display_order(i, "ann") for i in ids} | \
-                {-i: store.display_order(i, "bob") for i in ids} == before
+            assert {i: store.display_order(i, "ann") for i in ids} | {
+                -i: store.display_order(i, "bob") for i in ids
+            } == before
             assert store.find_annotator("bob") is None
             assert len(store.item_summaries(0, 100, filter=ItemFilter(status="unlabeled", annotator="bob"))) == N_ITEMS
             labels, adjudication = current_labels(store, ids[0])
@@ -128,8 +137,12 @@ def test_store_reads_work_during_another_process_write(project):
 def test_display_order_is_kept_derived_or_from_the_label_and_never_written(store):
     """A stored order wins; else the order the current label was given in; else one derived
     from the annotator and the item's identity — the same in every copy of the project."""
-    store.add_items([Item(ext_id=f"d{k}", prompt="q", responses=tuple(Response(i, f"r{k}.{i}") for i in range(4)))
-                     for k in range(40)])
+    store.add_items(
+        [
+            Item(ext_id=f"d{k}", prompt="q", responses=tuple(Response(i, f"r{k}.{i}") for i in range(4)))
+            for k in range(40)
+        ]
+    )
     ids = [s.id for s in store.item_summaries(0, 100)]
     orders = {i: store.display_order(i, "ann") for i in ids}
     assert all(sorted(o) == [0, 1, 2, 3] for o in orders.values()) and len(set(orders.values())) > 1

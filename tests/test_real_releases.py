@@ -29,8 +29,10 @@ def write_image(path, colour="red"):
 
 
 def project_items(store):
-    return store.query("SELECT ext_id, source_id, category, subset, prompt_raw, ref_ranking, ground_truth, extra"
-                       " FROM items ORDER BY ext_id")
+    return store.query(
+        "SELECT ext_id, source_id, category, subset, prompt_raw, ref_ranking, ground_truth, extra"
+        " FROM items ORDER BY ext_id"
+    )
 
 
 # -- VL-RewardBench, JSONL release ---------------------------------------------------------------
@@ -40,20 +42,37 @@ def project_items(store):
 # human_error_analysis; reasoning rows put rationale/models/judge/ground_truth before response
 # and have "meta": {} and "human_error_analysis": null.
 
+
 def vlrb_row(id_, subset, source, tags=("hallucination",), image=True):
-    return {"id": id_, "image_path": f"images/{subset}/{id_}.jpg",
-            "query": "<image>\nDescribe the image in detail." if image else "what is the team the man plays for?",
-            "response": [f"{id_}: a kitchen with a sink.", f"{id_}: a kitchen with two dogs."],
-            "human_ranking": [0, 1], "models": ["OmniLMM-12B", "OmniLMM-12B"], "judge": "placeholder_judge",
-            "rationale": "placeholder_rationale", "query_source": source, "meta": {"original_dataset": source},
-            "human_error_analysis": list(tags)}
+    return {
+        "id": id_,
+        "image_path": f"images/{subset}/{id_}.jpg",
+        "query": "<image>\nDescribe the image in detail." if image else "what is the team the man plays for?",
+        "response": [f"{id_}: a kitchen with a sink.", f"{id_}: a kitchen with two dogs."],
+        "human_ranking": [0, 1],
+        "models": ["OmniLMM-12B", "OmniLMM-12B"],
+        "judge": "placeholder_judge",
+        "rationale": "placeholder_rationale",
+        "query_source": source,
+        "meta": {"original_dataset": source},
+        "human_error_analysis": list(tags),
+    }
 
 
 def vlrb_reasoning(id_, responses, truth):
-    return {"id": id_, "image_path": f"images/reasoning_tasks/{id_}.png",
-            "query": "Find the length of AF in terms of AB, BD and DF.", "rationale": "### Evaluation of Answers",
-            "models": ["gpt-4o-2024-05-13", "qwen-vl-max"], "judge": "gpt-4o-2024-05-13", "ground_truth": truth,
-            "response": list(responses), "meta": {}, "human_ranking": [0, 1], "human_error_analysis": None}
+    return {
+        "id": id_,
+        "image_path": f"images/reasoning_tasks/{id_}.png",
+        "query": "Find the length of AF in terms of AB, BD and DF.",
+        "rationale": "### Evaluation of Answers",
+        "models": ["gpt-4o-2024-05-13", "qwen-vl-max"],
+        "judge": "gpt-4o-2024-05-13",
+        "ground_truth": truth,
+        "response": list(responses),
+        "meta": {},
+        "human_ranking": [0, 1],
+        "human_error_analysis": None,
+    }
 
 
 # 10 items: 2 general, 5 hallucination (povid's id has no known prefix: only its folder says so),
@@ -146,11 +165,13 @@ def test_missing_images_are_summarised_once(tmp_path, capsys):
     assert main(["info", "--db", str(db), "--missing"]) == 0
     listed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("  item ")]
     assert len(listed) == 10
-    assert {line.split(":")[0][len("  item "):] for line in listed} == {
-        r["id"] for r in VLRB_ROWS} | {"mathverse_2279#2"}
+    assert {line.split(":")[0][len("  item ") :] for line in listed} == {r["id"] for r in VLRB_ROWS} | {
+        "mathverse_2279#2"
+    }
 
 
 # -- media must stay inside the dataset folder -----------------------------------------------------
+
 
 @pytest.fixture
 def escaping_release(tmp_path):
@@ -163,8 +184,10 @@ def escaping_release(tmp_path):
     blob = write_image(tmp_path / "hf_cache" / "blobs" / "9f2c1e", "teal")  # HF cache: a link into blobs/
     os.symlink(blob, data / "images" / "linked.png")
     refs = ["images/ok.png", str(absolute), "../outside/secret.png", "images/notes.txt", "images/linked.png"]
-    rows = [{"id": f"RLAIF-V-{i}", "image_path": ref, "query": "Q?", "response": ["a", "b"],
-             "human_ranking": [0, 1]} for i, ref in enumerate(refs, start=1)]
+    rows = [
+        {"id": f"RLAIF-V-{i}", "image_path": ref, "query": "Q?", "response": ["a", "b"], "human_ranking": [0, 1]}
+        for i, ref in enumerate(refs, start=1)
+    ]
     return write_jsonl(data / "data.jsonl", rows), secret, absolute, blob
 
 
@@ -210,20 +233,33 @@ def test_allow_outside_media_accepts_paths_but_not_text_files(tmp_path, escaping
 # image ({"bytes", "path"}), human_ranking, models, judge, rationale, query_source, ground_truth;
 # files data/test-0000N-of-00002.parquet.
 
+
 def hf_vlrb(id_, colour, truth=None):
-    return {"id": id_, "query": "How many flags can be seen?", "response": ["Many flags.", "27 flags."],
-            "image": {"bytes": png_bytes(colour, (4, 4)), "path": f"{id_}.jpg"}, "human_ranking": [0, 1],
-            "models": ["OmniLMM-12B", "OmniLMM-12B"], "judge": "placeholder_judge", "rationale": None,
-            "query_source": "VQAv2", "ground_truth": truth}
+    return {
+        "id": id_,
+        "query": "How many flags can be seen?",
+        "response": ["Many flags.", "27 flags."],
+        "image": {"bytes": png_bytes(colour, (4, 4)), "path": f"{id_}.jpg"},
+        "human_ranking": [0, 1],
+        "models": ["OmniLMM-12B", "OmniLMM-12B"],
+        "judge": "placeholder_judge",
+        "rationale": None,
+        "query_source": "VQAv2",
+        "ground_truth": truth,
+    }
 
 
 def test_vlrewardbench_parquet_folder_in_hf_layout(tmp_path):
     folder = tmp_path / "VL-RewardBench"
     (folder / "data").mkdir(parents=True)
-    _write_parquet(folder / "data" / "test-00000-of-00002.parquet",
-                   [hf_vlrb("RLAIF-V-2190", "red"), hf_vlrb("mathverse_3414", "blue", "B")])
-    _write_parquet(folder / "data" / "test-00001-of-00002.parquet",
-                   [hf_vlrb("wildvision_7", "green"), hf_vlrb("RLHF-V-Dataset_9", "white")])
+    _write_parquet(
+        folder / "data" / "test-00000-of-00002.parquet",
+        [hf_vlrb("RLAIF-V-2190", "red"), hf_vlrb("mathverse_3414", "blue", "B")],
+    )
+    _write_parquet(
+        folder / "data" / "test-00001-of-00002.parquet",
+        [hf_vlrb("wildvision_7", "green"), hf_vlrb("RLHF-V-Dataset_9", "white")],
+    )
     project = tmp_path / "proj" / "p.pairscope"
     with Store.create(project) as store:
         report = import_file(store, folder)
@@ -252,10 +288,14 @@ def test_vlrewardbench_parquet_folder_in_hf_layout(tmp_path):
 # id (32 hex), image (list), question, step_list ("STEPk: ...\n\n"), reasoning_error (the perturbed
 # solution as one string of STEP lines), task_gt (1 = erroneous step), category.
 
+
 def vlrmbench(id_, steps, perturbed, task_gt, as_string=False, with_error=True):
-    row = {"id": id_, "image": [f"dynamath/sample_variant1image{id_[:3]}.jpg"],
-           "question": "Which of the labeled points is the position of the image?",
-           "step_list": repr([s.strip() for s in steps]) if as_string else [f"{s}\n\n" for s in steps]}
+    row = {
+        "id": id_,
+        "image": [f"dynamath/sample_variant1image{id_[:3]}.jpg"],
+        "question": "Which of the labeled points is the position of the image?",
+        "step_list": repr([s.strip() for s in steps]) if as_string else [f"{s}\n\n" for s in steps],
+    }
     if with_error:
         row["reasoning_error"] = "\n\n\n".join(perturbed) + "\n"
     return {**row, "task_gt": task_gt, "category": "location_error"}
@@ -264,9 +304,11 @@ def vlrmbench(id_, steps, perturbed, task_gt, as_string=False, with_error=True):
 def test_vlrmbench_steps_detected_with_errors_from_task_gt(store, tmp_path):
     steps = ["STEP1: The mirror is horizontal.", "STEP2: The image is above the mirror.", "STEP3: Answer A."]
     bad = ["STEP1: The mirror is horizontal.", "STEP2: The image is below the mirror.", "STEP3: Answer A."]
-    rows = [vlrmbench("4daf94b9d9ef18f9cac639f947276a6f", steps, bad, [0, 1, 0]),
-            vlrmbench("3f2e419ea548aa98beb159f3987d59b9", steps[:2], bad[:2], [1, 0], as_string=True),
-            vlrmbench("968c89bf51a6ce82b7b7eb92f5ef8dfb", steps, bad, [0, 0, 1], as_string=True, with_error=False)]
+    rows = [
+        vlrmbench("4daf94b9d9ef18f9cac639f947276a6f", steps, bad, [0, 1, 0]),
+        vlrmbench("3f2e419ea548aa98beb159f3987d59b9", steps[:2], bad[:2], [1, 0], as_string=True),
+        vlrmbench("968c89bf51a6ce82b7b7eb92f5ef8dfb", steps, bad, [0, 0, 1], as_string=True, with_error=False),
+    ]
     for r in rows:
         write_image(tmp_path / r["image"][0])
     report = import_file(store, write_jsonl(tmp_path / "location_error.jsonl", rows))
@@ -288,14 +330,26 @@ def test_vlrmbench_steps_detected_with_errors_from_task_gt(store, tmp_path):
 # paths), question, answer, response {"steps", "process_correctness": 1 / 0 / -1}, policy_model,
 # data_source.
 
+
 def test_visualprocessbench_rows(store, tmp_path):
-    rows = [{"image": ["images/MathVerse/1.png"], "question": "Find x.", "answer": "5",
-             "response": {"steps": ["Angle sum is 180.", "So x = 4.", "Answer: 4"],
-                          "process_correctness": [1, -1, 0]},
-             "policy_model": "InternVL2.5-8B", "data_source": "MathVerse"},
-            {"image": ["images/MMMU/2.png"], "question": "Which option?", "answer": "B",
-             "response": {"steps": ["Read the chart.", "B"], "process_correctness": [1, 1]},
-             "policy_model": "Qwen2-VL-72B", "data_source": "MMMU"}]
+    rows = [
+        {
+            "image": ["images/MathVerse/1.png"],
+            "question": "Find x.",
+            "answer": "5",
+            "response": {"steps": ["Angle sum is 180.", "So x = 4.", "Answer: 4"], "process_correctness": [1, -1, 0]},
+            "policy_model": "InternVL2.5-8B",
+            "data_source": "MathVerse",
+        },
+        {
+            "image": ["images/MMMU/2.png"],
+            "question": "Which option?",
+            "answer": "B",
+            "response": {"steps": ["Read the chart.", "B"], "process_correctness": [1, 1]},
+            "policy_model": "Qwen2-VL-72B",
+            "data_source": "MMMU",
+        },
+    ]
     write_image(tmp_path / "images" / "MathVerse" / "1.png")
     write_image(tmp_path / "images" / "MMMU" / "2.png")
     report = import_file(store, write_jsonl(tmp_path / "test.jsonl", rows))
@@ -316,11 +370,19 @@ def test_visualprocessbench_rows(store, tmp_path):
 # question, chosen, rejected, origin_dataset, origin_split, idx (string), image_path; Parquet files
 # RLAIF-V-Dataset_00N.parquet at the top of the repository.
 
+
 def rlaif_row(idx, colour):
-    return {"ds_name": "RLAIF-V", "image": {"bytes": png_bytes(colour, (4, 4)), "path": None},
-            "question": f"Describe image {idx}.", "chosen": "A red bus.", "rejected": "A red bus and a cat.",
-            "origin_dataset": "COCO", "origin_split": '{"model": "OmniLMM-12B", "type": "detailed_description"}',
-            "idx": str(idx), "image_path": f"RLAIF-V-Dataset/images/{idx}.jpg"}
+    return {
+        "ds_name": "RLAIF-V",
+        "image": {"bytes": png_bytes(colour, (4, 4)), "path": None},
+        "question": f"Describe image {idx}.",
+        "chosen": "A red bus.",
+        "rejected": "A red bus and a cat.",
+        "origin_dataset": "COCO",
+        "origin_split": '{"model": "OmniLMM-12B", "type": "detailed_description"}',
+        "idx": str(idx),
+        "image_path": f"RLAIF-V-Dataset/images/{idx}.jpg",
+    }
 
 
 def test_rlaif_v_parquet_folder(store, tmp_path):
@@ -344,10 +406,10 @@ def test_rlaif_v_parquet_folder(store, tmp_path):
 # Rows shaped like MM-RLHF's dpo_pairs.jsonl (HF yifanzhang114/MM-RLHF): prompt, chosen, rejected,
 # image (a path relative to the release folder).
 
+
 def test_mm_rlhf_dpo_pairs(store, tmp_path):
     write_image(tmp_path / "long" / "0001.jpg", "yellow")
-    rows = [{"prompt": "What is written on the sign?", "chosen": "STOP.", "rejected": "GO.",
-             "image": "long/0001.jpg"}]
+    rows = [{"prompt": "What is written on the sign?", "chosen": "STOP.", "rejected": "GO.", "image": "long/0001.jpg"}]
     report = import_file(store, write_jsonl(tmp_path / "dpo_pairs.jsonl", rows))
     assert report.format in ("trl", "hf-preference") and report.added == 1 and report.missing_media == 0
     (ext_id,) = [e for (e,) in store.query("SELECT ext_id FROM items")]
@@ -357,6 +419,7 @@ def test_mm_rlhf_dpo_pairs(store, tmp_path):
 
 
 # -- a failed import keeps nothing ------------------------------------------------------------------
+
 
 def test_malformed_line_in_a_release_imports_nothing(store, tmp_path):
     lines = [json.dumps(r) for r in VLRB_ROWS[:4]] + ['{"id": "RLAIF-V-9", "query": '] + [json.dumps(VLRB_ROWS[4])]

@@ -153,7 +153,7 @@ def hostile_markdown(tmp_path) -> tuple[str, list]:
     txt_url = QUrl.fromLocalFile(str(secret_txt)).toString()
     text = (
         f"# Answer\n\n![the photo]({png_url}) and ![]({secret_png}) and ![t]({txt_url})\n\n"
-        f"Raw <img src=\"{png_url}\"> and <script>alert(1)</script> and <b>bold?</b>\n\n"
+        f'Raw <img src="{png_url}"> and <script>alert(1)</script> and <b>bold?</b>\n\n'
         f"Links: [fileln]({txt_url}), [jsln](javascript:alert(1)), [webln](https://example.com/a)\n"
     )
     return text, [secret_txt, secret_png]

@@ -63,8 +63,11 @@ def test_no_sql_outside_the_store():
 
 def test_the_todo_list_only_names_files_that_still_hold_sql():
     files = dict(app_files_outside_store())
-    stale = [name for name in sorted(SQL_OUTSIDE_STORE_TODO)
-             if name not in files or not sql_violations(files[name].read_text(encoding="utf-8"), name)]
+    stale = [
+        name
+        for name in sorted(SQL_OUTSIDE_STORE_TODO)
+        if name not in files or not sql_violations(files[name].read_text(encoding="utf-8"), name)
+    ]
     assert stale == [], f"remove from SQL_OUTSIDE_STORE_TODO (no SQL left there): {stale}"
 
 
@@ -78,7 +81,7 @@ def test_the_checker_finds_a_planted_violation(tmp_path):
         '    rows = store.query("SELECT id FROM items")\n'
         '    conn.execute(f"INSERT OR IGNORE INTO {table} VALUES (?)", (1,))\n'
         '    sql = "UPDATE items SET import_id = ?"\n'
-        '    conn.executemany(sql, [])\n'
+        "    conn.executemany(sql, [])\n"
         '    return title, rows, "DELETE FROM labels", "BEGIN"\n',
         encoding="utf-8",
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import random
 
-import fake_backend  # noqa: F401
 import numpy as np
 import pytest
-from fake_backend import FakeBackend
 
+import fake_backend  # noqa: F401
+from fake_backend import FakeBackend
 from pairscope.app.cli import main
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession
@@ -23,12 +23,21 @@ def project(tmp_path):
     path = tmp_path / "p.pairscope"
     rng = random.Random(3)
     with Store.create(path) as store:
-        store.add_items([
-            Item(ext_id=f"i{n}", prompt="How many?", category=("general", "hallucination", "reasoning")[n % 3],
-                 responses=(Response(0, "GOOD " + "word " * rng.randint(1, 30)), Response(1, "BAD " + "w " * rng.randint(1, 30))),
-                 reference=Reference(ranking=(0, 1)))
-            for n in range(30)
-        ])
+        store.add_items(
+            [
+                Item(
+                    ext_id=f"i{n}",
+                    prompt="How many?",
+                    category=("general", "hallucination", "reasoning")[n % 3],
+                    responses=(
+                        Response(0, "GOOD " + "word " * rng.randint(1, 30)),
+                        Response(1, "BAD " + "w " * rng.randint(1, 30)),
+                    ),
+                    reference=Reference(ranking=(0, 1)),
+                )
+                for n in range(30)
+            ]
+        )
         ids = [s.id for s in store.item_summaries(0, 100)]
         for name in ("alice", "bob"):
             session = LabelingSession(store, name)
@@ -49,16 +58,35 @@ def test_stats_json_has_every_documented_key(project, capsys):
     assert set(report["agreement"]) >= {"cohen_pairs", "cohen_mean", "fleiss", "krippendorff_alpha", "percent"}
     assert set(report["agreement"]["cohen_pairs"]) == {"alice|bob"}
     [run] = report["judges"].values()
-    assert set(run) >= {"overall", "macro", "per_category", "overall_unparsed_wrong", "macro_unparsed_wrong",
-                        "unparsed", "per_error_type", "position_consistency", "k_curve"}
+    assert set(run) >= {
+        "overall",
+        "macro",
+        "per_category",
+        "overall_unparsed_wrong",
+        "macro_unparsed_wrong",
+        "unparsed",
+        "per_error_type",
+        "position_consistency",
+        "k_curve",
+    }
     assert run["overall"] == 1.0 and run["position_consistency"] == 1.0
     assert set(run["human_kappa"]) == {"alice", "bob"}
     # every figure under the convention that made it, with its interval and n
     assert run["vote"] == "official"
     for convention in ("official", "plurality"):
         figures = run[convention]
-        assert set(figures) >= {"overall", "overall_ci", "overall_unparsed_wrong_ci", "per_category", "per_source",
-                                "ties", "best_of_n", "k_curve", "decided", "correct"}
+        assert set(figures) >= {
+            "overall",
+            "overall_ci",
+            "overall_unparsed_wrong_ci",
+            "per_category",
+            "per_source",
+            "ties",
+            "best_of_n",
+            "k_curve",
+            "decided",
+            "correct",
+        }
         low, high = figures["overall_ci"]
         assert low <= figures["overall"] <= high and figures["decided"] > 0
     assert set(report["dataset"]) == {"error_types", "words"}
@@ -127,8 +155,17 @@ def test_stats_read_one_snapshot_while_another_user_writes(project):
             if len(reads) != 2:  # after the first read, before the second
                 return
             try:
-                writer.add_items([Item(ext_id="late", prompt="Late?", category="general",
-                                       responses=(Response(0, "x"), Response(1, "y")), reference=Reference((0, 1)))])
+                writer.add_items(
+                    [
+                        Item(
+                            ext_id="late",
+                            prompt="Late?",
+                            category="general",
+                            responses=(Response(0, "x"), Response(1, "y")),
+                            reference=Reference((0, 1)),
+                        )
+                    ]
+                )
                 carol = LabelingSession(writer, "carol")
                 carol.save(writer.item_id("late"), LabelDraft(outcome="tie"))
                 carol.save(first, LabelDraft(outcome="both_bad"))
@@ -154,8 +191,9 @@ def test_stats_read_one_snapshot_while_another_user_writes(project):
 def test_stats_take_the_current_label_as_the_store_defines_it(store):
     """Two labels at the same time: the later insert is current (``label_current``), for the
     statistics exactly as for the label panel."""
-    store.add_items([Item(ext_id="a", prompt="Which?", responses=(Response(0, "x"), Response(1, "y")),
-                          reference=Reference((0, 1)))])
+    store.add_items(
+        [Item(ext_id="a", prompt="Which?", responses=(Response(0, "x"), Response(1, "y")), reference=Reference((0, 1)))]
+    )
     item_id = store.item_id("a")
     at = "2024-05-01T12:00:00.000000+00:00"
     for ranking in ((0, 1), (1, 0)):

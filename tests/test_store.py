@@ -21,8 +21,13 @@ from pairscope.app.store.schema import Migration, migrate
 
 def make_item(ext_id="a1", n=2, **kw) -> Item:
     responses = tuple(Response(i, f"answer {i} for {ext_id}") for i in range(n))
-    return Item(ext_id=ext_id, prompt=f"question {ext_id}", responses=responses,
-                reference=Reference(ranking=tuple(range(n))), **kw)
+    return Item(
+        ext_id=ext_id,
+        prompt=f"question {ext_id}",
+        responses=responses,
+        reference=Reference(ranking=tuple(range(n))),
+        **kw,
+    )
 
 
 def test_pragmas_wal_foreign_keys_full_sync(store):
@@ -37,14 +42,25 @@ def test_pragmas_wal_foreign_keys_full_sync(store):
 
 def test_item_round_trip_keeps_everything(store):
     item = make_item(
-        "x/1", n=3,
+        "x/1",
+        n=3,
         media=(MediaRef("image", "imgs/a.png", "/abs/imgs/a.png"), MediaRef("image", "b.png", None, "not found")),
-        category="hallucination", subset="rlaif-v", prompt_raw="<image>\nquestion x/1",
+        category="hallucination",
+        subset="rlaif-v",
+        prompt_raw="<image>\nquestion x/1",
         extra={"judge": "gpt", "meta": {"nested": [1, 2]}},
     )
-    item = Item(**{**item.__dict__, "reference": Reference(
-        ranking=(2, 0, 1), strength="3", ground_truth="42",
-        error_tags=(ErrorTag("recognition", "text", None, "recognition(text)"),))})
+    item = Item(
+        **{
+            **item.__dict__,
+            "reference": Reference(
+                ranking=(2, 0, 1),
+                strength="3",
+                ground_truth="42",
+                error_tags=(ErrorTag("recognition", "text", None, "recognition(text)"),),
+            ),
+        }
+    )
     item_id = store.add_items([item]).ids[0]
     loaded = store.get_item(item_id)
     assert loaded == Item(**{**item.__dict__, "id": item_id})
@@ -89,11 +105,12 @@ def test_failed_transaction_writes_nothing(store):
 def test_labels_are_append_only_and_newest_is_current(store):
     item_id = store.add_items([make_item("a")]).ids[0]
     first = store.add_label(Label(item_id, "ann", "prefer", ranking=(1, 0), strength="clearly", display_order=(1, 0)))
-    second = store.add_label(Label(item_id, "ann", "tie", display_order=(1, 0),
-                                   error_types=(ErrorTag("counting"),), note="on reflection"))
+    second = store.add_label(
+        Label(item_id, "ann", "tie", display_order=(1, 0), error_types=(ErrorTag("counting"),), note="on reflection")
+    )
     assert first.uuid != second.uuid
     history = store.label_history(item_id, "ann")
-    assert [l.outcome for l in history] == ["prefer", "tie"]
+    assert [label.outcome for label in history] == ["prefer", "tie"]
     assert history[0].preferred == 1 and history[0].display_order == (1, 0)
     current = store.current_label(item_id, "ann")
     assert current.outcome == "tie" and current.error_types == (ErrorTag("counting"),)
@@ -102,12 +119,15 @@ def test_labels_are_append_only_and_newest_is_current(store):
     assert store.query("SELECT count(*) FROM labels")[0][0] == 3
 
 
-@pytest.mark.parametrize("label, message", [
-    (Label(1, "ann", "prefer", ranking=(5,)), "distinct response indices"),
-    (Label(1, "ann", "prefer", ranking=(0, 0)), "distinct response indices"),
-    (Label(1, "ann", "prefer"), "preferred response"),
-    (Label(1, "ann", "tie", display_order=(0, 2)), "display order"),
-])
+@pytest.mark.parametrize(
+    "label, message",
+    [
+        (Label(1, "ann", "prefer", ranking=(5,)), "distinct response indices"),
+        (Label(1, "ann", "prefer", ranking=(0, 0)), "distinct response indices"),
+        (Label(1, "ann", "prefer"), "preferred response"),
+        (Label(1, "ann", "tie", display_order=(0, 2)), "display order"),
+    ],
+)
 def test_invalid_labels_are_refused(store, label, message):
     store.add_items([make_item("a")])
     with pytest.raises(ValueError, match=message):
@@ -165,6 +185,7 @@ def test_failed_migration_rolls_back(tmp_path):
         raise RuntimeError("migration bug")
 
     from pairscope.app.store.schema import MIGRATIONS
+
     with pytest.raises(RuntimeError):
         migrate(conn, MIGRATIONS + (Migration(LATEST_VERSION + 1, "broken", broken),))
     assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST_VERSION

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 import hashlib
 import os
 import shutil
 import sqlite3
+from dataclasses import replace
 
 import pytest
-from pairscope.app.labeling import LabelingSession
-from pairscope.app.media import open_image
-from pairscope.app.records import Item, LabelDraft, MediaRef, Reference, Response
-from pairscope.app.store import LATEST_VERSION, Store, content_hash
-from pairscope.app.store.merge import ProjectCopier
+from PIL import Image
+
 from pairscope.app.curation.teamwork import (
     ProjectFileError,
     TeamworkError,
@@ -22,10 +19,28 @@ from pairscope.app.curation.teamwork import (
     pack_project,
     resolve_media_path,
 )
-from PIL import Image
+from pairscope.app.labeling import LabelingSession
+from pairscope.app.media import open_image
+from pairscope.app.records import Item, LabelDraft, MediaRef, Reference, Response
+from pairscope.app.store import LATEST_VERSION, Store, content_hash
+from pairscope.app.store.merge import ProjectCopier
 
-TABLES = ("items", "responses", "steps", "media", "ref_error_tags", "annotators", "labels", "display_orders",
-          "judge_runs", "verdicts", "collections", "collection_items", "imports", "meta")
+TABLES = (
+    "items",
+    "responses",
+    "steps",
+    "media",
+    "ref_error_tags",
+    "annotators",
+    "labels",
+    "display_orders",
+    "judge_runs",
+    "verdicts",
+    "collections",
+    "collection_items",
+    "imports",
+    "meta",
+)
 
 
 def sha(path) -> str:
@@ -41,9 +56,14 @@ def counts(path) -> dict[str, int]:
 
 
 def pair(ext_id, media=(), prompt=None) -> Item:
-    return Item(ext_id=ext_id, prompt=prompt or f"what is in {ext_id}?", media=tuple(media),
-                responses=(Response(0, f"{ext_id} first answer"), Response(1, f"{ext_id} second answer")),
-                reference=Reference(ranking=(0, 1)), extra={"source": "test", "n": 1})
+    return Item(
+        ext_id=ext_id,
+        prompt=prompt or f"what is in {ext_id}?",
+        media=tuple(media),
+        responses=(Response(0, f"{ext_id} first answer"), Response(1, f"{ext_id} second answer")),
+        reference=Reference(ranking=(0, 1)),
+        extra={"source": "test", "n": 1},
+    )
 
 
 def png(path, colour) -> str:
@@ -58,9 +78,14 @@ def main(tmp_path):
     collection, alice's and bob's labels and display orders."""
     data = tmp_path / "data"
     red, blue = png(data / "red.png", "red"), png(data / "blue.png", "blue")
-    items = [pair("a0", [MediaRef("image", "red.png", red)]), pair("a1", [MediaRef("image", "red.png", red)]),
-             pair("a2", [MediaRef("image", "blue.png", blue)]),
-             pair("a3", [MediaRef("image", "gone.png", None, "image not found")]), pair("a4"), pair("a5")]
+    items = [
+        pair("a0", [MediaRef("image", "red.png", red)]),
+        pair("a1", [MediaRef("image", "red.png", red)]),
+        pair("a2", [MediaRef("image", "blue.png", blue)]),
+        pair("a3", [MediaRef("image", "gone.png", None, "image not found")]),
+        pair("a4"),
+        pair("a5"),
+    ]
     store = Store.create(tmp_path / "main" / "main.pairscope")
     store.add_items(items)
     store.add_to_collection("batch1", [store.item_id(e) for e in ("a0", "a2", "a4")])
@@ -90,7 +115,7 @@ def orders_by_ext(store: Store, annotator: str) -> dict[str, tuple[int, ...]]:
 
 def current_by_ext(store: Store, annotator: str) -> dict[str, tuple]:
     ids = dict(store.query("SELECT id, ext_id FROM items"))
-    return {ids[i]: (l.uuid, l.outcome, l.ranking) for i, l in store.current_labels(annotator).items()}
+    return {ids[i]: (lab.uuid, lab.outcome, lab.ranking) for i, lab in store.current_labels(annotator).items()}
 
 
 # -- pack ----------------------------------------------------------------------------------------
@@ -106,10 +131,12 @@ def test_pack_is_self_contained(main, tmp_path):
         for ext_id in ("a0", "a1", "a2", "a3", "a4", "a5"):
             src, dst = main.get_item(main.item_id(ext_id)), pack.get_item(pack.item_id(ext_id))
             assert content_hash(dst) == content_hash(src)
-            assert pack.query("SELECT content_hash FROM items WHERE ext_id = ?", (ext_id,)) == \
-                main.query("SELECT content_hash FROM items WHERE ext_id = ?", (ext_id,))
-            stored = pack.query("SELECT m.path FROM media m JOIN items i ON i.id = m.item_id WHERE i.ext_id = ?",
-                                (ext_id,))
+            assert pack.query("SELECT content_hash FROM items WHERE ext_id = ?", (ext_id,)) == main.query(
+                "SELECT content_hash FROM items WHERE ext_id = ?", (ext_id,)
+            )
+            stored = pack.query(
+                "SELECT m.path FROM media m JOIN items i ON i.id = m.item_id WHERE i.ext_id = ?", (ext_id,)
+            )
             for (path,), m in zip(stored, dst.media):
                 if path is not None:  # stored relative to the pack; get_item resolves it
                     assert not os.path.isabs(path) and path.startswith("alice_media/")
@@ -181,9 +208,15 @@ def test_label_in_pack_then_merge_back(main, tmp_path):
     pack_project(main, out, "alice")
     before = uuids(main.path)
     pack_uuids_before = uuids(out)
-    current, orders = label_some(out, "alice", [("a0", LabelDraft(preferred_position=2)),
-                                                ("a4", LabelDraft(outcome="discard", discard_reasons=("both_wrong",))),
-                                                ("a5", LabelDraft(preferred_position=1, strength="much"))])
+    current, orders = label_some(
+        out,
+        "alice",
+        [
+            ("a0", LabelDraft(preferred_position=2)),
+            ("a4", LabelDraft(outcome="discard", discard_reasons=("both_wrong",))),
+            ("a5", LabelDraft(preferred_position=1, strength="much")),
+        ],
+    )
     new = uuids(out) - pack_uuids_before
     assert len(new) == 3
     report = merge_projects(main.path, [out])
@@ -199,7 +232,9 @@ def test_two_annotators_merge_into_the_main_project_and_a_fresh_file(main, tmp_p
     pa, pb = tmp_path / "a.pairscope", tmp_path / "b.pairscope"
     pack_project(main, pa, "alice")
     pack_project(main, pb, "bob")
-    cur_a, ord_a = label_some(pa, "alice", [("a1", LabelDraft(outcome="tie")), ("a2", LabelDraft(preferred_position=1))])
+    cur_a, ord_a = label_some(
+        pa, "alice", [("a1", LabelDraft(outcome="tie")), ("a2", LabelDraft(preferred_position=1))]
+    )
     cur_b, ord_b = label_some(pb, "bob", [("a1", LabelDraft(preferred_position=2)), ("a3", LabelDraft(outcome="tie"))])
     for target in (main.path, tmp_path / "fresh" / "all.pairscope"):
         report = merge_projects(target, [pa, pb])
@@ -212,10 +247,12 @@ def test_two_annotators_merge_into_the_main_project_and_a_fresh_file(main, tmp_p
     assert report.created and report.inputs[0].items_added == 6 and report.inputs[1].items_added == 0
     with Store.open(fresh) as store:  # the added items' media were copied into the fresh project
         m = store.get_item(store.item_id("a0")).media[0]
-        assert m.path == str(store.path.absolute().parent / "all_media" / m.path.split("all_media/")[1]) and resolve_media_path(store, m.path).is_file()
+        assert m.path == str(store.path.absolute().parent / "all_media" / m.path.split("all_media/")[1])
+        assert resolve_media_path(store, m.path).is_file()
         store.conn.execute("INSERT INTO item_text (item_text) VALUES ('integrity-check')")  # FTS index agrees
         assert store.query("SELECT rowid FROM item_text WHERE item_text MATCH 'second'") != []
-        assert store.query("SELECT format, added FROM imports ORDER BY id") == [("pairscope-merge", 6), ("pairscope-merge", 0)]
+        imports = store.query("SELECT format, added FROM imports ORDER BY id")
+        assert imports == [("pairscope-merge", 6), ("pairscope-merge", 0)]
 
 
 def test_merging_twice_changes_nothing(main, tmp_path):
@@ -254,9 +291,20 @@ def test_judge_runs_are_merged_by_uuid(main, tmp_path):
     pa = tmp_path / "a.pairscope"
     pack_project(main, pa, "alice")
     with Store.open(pa) as pack:
-        run = pack.create_run(backend="fake", model_path="m", weights_hash=None, template_name=None,
-                              template_text="t", template_hash="h", mode="pairwise", k=1, both_orders=False,
-                              frames=None, seed=0, generation={})
+        run = pack.create_run(
+            backend="fake",
+            model_path="m",
+            weights_hash=None,
+            template_name=None,
+            template_text="t",
+            template_hash="h",
+            mode="pairwise",
+            k=1,
+            both_orders=False,
+            frames=None,
+            seed=0,
+            generation={},
+        )
         record_verdicts(pack, run, [VerdictRecord(run.id, pack.item_id("a0"), 0, (1, 0), "[[A]]", 1, None, True, "r")])
     report = merge_projects(main.path, [pa])
     assert (report.inputs[0].runs_added, report.inputs[0].verdicts_added) == (1, 1)
@@ -294,13 +342,16 @@ def _other_sqlite(path, real):
     conn.close()
 
 
-@pytest.mark.parametrize("make, message", [
-    (_random_bytes, "not an SQLite file"),
-    (_truncated, "corrupt"),
-    (_newer_schema, f"schema version {LATEST_VERSION + 1}"),
-    (_not_sqlite, "not an SQLite file"),
-    (_other_sqlite, "not a PairScope project"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (_random_bytes, "not an SQLite file"),
+        (_truncated, "corrupt"),
+        (_newer_schema, f"schema version {LATEST_VERSION + 1}"),
+        (_not_sqlite, "not an SQLite file"),
+        (_other_sqlite, "not a PairScope project"),
+    ],
+)
 def test_bad_input_is_refused_and_the_output_is_untouched(main, tmp_path, make, message):
     good = tmp_path / "good.pairscope"
     pack_project(main, good, "alice")
@@ -383,13 +434,19 @@ def test_an_input_with_an_older_schema_is_read_through_an_upgraded_copy(main, tm
     conn = sqlite3.connect(old, isolation_level=None)
     migrate(conn, MIGRATIONS[:1])
     a5 = pair("a5")
-    conn.execute("INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses,"
-                 " content_hash) VALUES (1, 'a5', 'jsonl', 'general', ?, 'none', 2, ?)", (a5.prompt, content_hash(a5)))
-    conn.executemany("INSERT INTO responses (item_id, idx, text) VALUES (1, ?, ?)",
-                     [(r.index, r.text) for r in a5.responses])
+    conn.execute(
+        "INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses,"
+        " content_hash) VALUES (1, 'a5', 'jsonl', 'general', ?, 'none', 2, ?)",
+        (a5.prompt, content_hash(a5)),
+    )
+    conn.executemany(
+        "INSERT INTO responses (item_id, idx, text) VALUES (1, ?, ?)", [(r.index, r.text) for r in a5.responses]
+    )
     conn.execute("INSERT INTO annotators VALUES (1, 'olga', '2024-01-01T00:00:00+00:00')")
-    conn.execute("INSERT INTO labels (uuid, item_id, annotator_id, created_at, outcome) VALUES"
-                 " ('old-uuid', 1, 1, '2024-01-01T00:00:00+00:00', 'tie')")
+    conn.execute(
+        "INSERT INTO labels (uuid, item_id, annotator_id, created_at, outcome) VALUES"
+        " ('old-uuid', 1, 1, '2024-01-01T00:00:00+00:00', 'tie')"
+    )
     conn.close()
     digest = sha(old)
     report = merge_projects(main.path, [old])
@@ -423,8 +480,13 @@ def test_a_column_added_on_both_sides_is_merged(main, tmp_path):
     label_some(pa, "zed", [("a9", LabelDraft(outcome="both_bad"))])
     main.close()
     before = uuids(main.path)
-    extra = {"items": "batch TEXT", "responses": "rating REAL", "labels": "confidence REAL",
-             "annotators": "team TEXT", "collections": "colour TEXT"}
+    extra = {
+        "items": "batch TEXT",
+        "responses": "rating REAL",
+        "labels": "confidence REAL",
+        "annotators": "team TEXT",
+        "collections": "colour TEXT",
+    }
     for path in (main.path, pa):
         for table, column in extra.items():
             add_column(path, table, column)
@@ -444,13 +506,18 @@ def test_a_column_added_on_both_sides_is_merged(main, tmp_path):
         a9 = merged.item_id("a9")
         assert merged.query("SELECT batch FROM items WHERE id = ?", (a9,)) == [("b-a9",)]
         assert merged.query("SELECT batch FROM items WHERE ext_id = 'a0'") == [(None,)]  # matched, not copied
-        assert merged.query("SELECT idx, rating FROM responses WHERE item_id = ? ORDER BY idx", (a9,)) == \
-            [(0, 0.5), (1, 1.5)]
-        assert dict(merged.query("SELECT uuid, confidence FROM labels")) == \
-            {**{u: None for u in before}, **{u: 0.75 for u in uuids(pa) - before}}
+        assert merged.query("SELECT idx, rating FROM responses WHERE item_id = ? ORDER BY idx", (a9,)) == [
+            (0, 0.5),
+            (1, 1.5),
+        ]
+        assert dict(merged.query("SELECT uuid, confidence FROM labels")) == {
+            **{u: None for u in before},
+            **{u: 0.75 for u in uuids(pa) - before},
+        }
         zed = merged.query("SELECT id FROM annotators WHERE name = 'zed'")[0][0]
-        assert {u: c for u, c in merged.query("SELECT uuid, checked_by FROM labels") if u not in before} == \
-            {u: zed for u in uuids(pa) - before}
+        assert {u: c for u, c in merged.query("SELECT uuid, checked_by FROM labels") if u not in before} == {
+            u: zed for u in uuids(pa) - before
+        }
         assert dict(merged.query("SELECT name, team FROM annotators")) == {"alice": None, "bob": None, "zed": "red"}
         assert dict(merged.query("SELECT name, colour FROM collections")) == {"batch1": None, "late": "green"}
         assert merged.integrity_check() == "ok"

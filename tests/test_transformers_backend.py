@@ -170,11 +170,15 @@ def test_batched_greedy_equals_one_at_a_time(judges, family):
 def test_qwen2_vl_takes_video_frames_as_a_native_video(judges):
     judge = judges["qwen2_vl"]
     assert judge.native_video
-    request = JudgeRequest(prompt="What happens in the video?", video_frames=frames(4), max_new_tokens=5, min_new_tokens=5)
+    request = JudgeRequest(
+        prompt="What happens in the video?", video_frames=frames(4), max_new_tokens=5, min_new_tokens=5
+    )
     g = judge.generate([request])[0]
     assert g.error is None and g.tokens_out == 5
     assert g.media_sent == {"video_frames": [[56, 56]] * 4}
-    mixed = JudgeRequest(prompt="And now?", images=(image(40, 40),), video_frames=frames(4), max_new_tokens=5, min_new_tokens=5)
+    mixed = JudgeRequest(
+        prompt="And now?", images=(image(40, 40),), video_frames=frames(4), max_new_tokens=5, min_new_tokens=5
+    )
     g = judge.generate([mixed, request])[0]
     assert g.error is None and g.media_sent["images"] == [[28, 28]] and len(g.media_sent["video_frames"]) == 4
 
@@ -183,7 +187,9 @@ def test_qwen2_vl_takes_video_frames_as_a_native_video(judges):
 def test_llava_takes_video_frames_as_images(judges):
     judge = judges["llava"]
     assert not judge.native_video
-    request = JudgeRequest(prompt="What happens?", images=(image(50, 70),), video_frames=frames(4), max_new_tokens=5, min_new_tokens=5)
+    request = JudgeRequest(
+        prompt="What happens?", images=(image(50, 70),), video_frames=frames(4), max_new_tokens=5, min_new_tokens=5
+    )
     g = judge.generate([request])[0]
     assert g.error is None and g.tokens_out == 5
     assert g.media_sent == {"images": [[32, 32]], "video_frames": [[32, 32]] * 4}
@@ -191,7 +197,9 @@ def test_llava_takes_video_frames_as_images(judges):
 
 @pytest.mark.slow
 def test_sampling_with_a_seed_is_reproducible(judges):
-    request = JudgeRequest(prompt="Score it.", images=(image(60, 60),), max_new_tokens=10, min_new_tokens=10, temperature=1.0, seed=7)
+    request = JudgeRequest(
+        prompt="Score it.", images=(image(60, 60),), max_new_tokens=10, min_new_tokens=10, temperature=1.0, seed=7
+    )
     first, second = (judges["qwen2_vl"].generate([request])[0] for _ in range(2))
     assert first.text == second.text and first.tokens_out == 10
 
@@ -210,7 +218,9 @@ def count_generate_calls(judge, monkeypatch) -> list[int]:
 
 
 def sampled(seed: int | None, n: int = 10, prompt: str = "Score it.") -> JudgeRequest:
-    return JudgeRequest(prompt=prompt, images=(image(60, 60),), max_new_tokens=n, min_new_tokens=n, temperature=1.0, seed=seed)
+    return JudgeRequest(
+        prompt=prompt, images=(image(60, 60),), max_new_tokens=n, min_new_tokens=n, temperature=1.0, seed=seed
+    )
 
 
 @pytest.mark.slow
@@ -307,7 +317,9 @@ def test_cancel_during_a_batch_stops_between_tokens(judges):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_streaming_chunks_join_to_the_returned_text(judges, family):
     chunks: list[str] = []
-    request = JudgeRequest(prompt="Explain your verdict.", images=(image(80, 60),), max_new_tokens=30, min_new_tokens=30)
+    request = JudgeRequest(
+        prompt="Explain your verdict.", images=(image(80, 60),), max_new_tokens=30, min_new_tokens=30
+    )
     g = judges[family].generate_stream(request, chunks.append)
     assert len(chunks) >= 2
     assert "".join(chunks) == g.text
@@ -383,7 +395,8 @@ def test_on_a_gpu_auto_means_cuda_and_bfloat16(tiny_qwen2_vl):
     judge = create_backend("transformers", model_path=str(tiny_qwen2_vl))
     try:
         assert judge.describe()["device"] == "cuda" and judge.describe()["dtype"] == "bfloat16"
-        results = judge.generate(three_requests(6) + [JudgeRequest(prompt="v", video_frames=frames(4), max_new_tokens=6, min_new_tokens=6)])
+        video = JudgeRequest(prompt="v", video_frames=frames(4), max_new_tokens=6, min_new_tokens=6)
+        results = judge.generate(three_requests(6) + [video])
         assert [(g.error, g.tokens_out) for g in results] == [(None, 6)] * 4
         cancel = threading.Event()
         g = judge.generate_stream(

@@ -40,6 +40,8 @@ class ChartView(QWidget):
         self.figure.savefig(path, dpi=150)
 
     def _ask_and_save(self, fmt: str) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, f"Save {self.name}", f"{self.name}.{fmt}", f"{fmt.upper()} (*.{fmt})")
+        path, _ = QFileDialog.getSaveFileName(
+            self, f"Save {self.name}", f"{self.name}.{fmt}", f"{fmt.upper()} (*.{fmt})"
+        )
         if path:
             self.save(path)

@@ -65,7 +65,9 @@ class JudgePanel(QWidget):
         self.progress = QProgressBar(textVisible=True, visible=False)
         self.status = _plain()
         self.status.setStyleSheet("color: #555;")
-        self.stream = QPlainTextEdit(readOnly=True, placeholderText="The judge's rationale appears here as it is written.")
+        self.stream = QPlainTextEdit(
+            readOnly=True, placeholderText="The judge's rationale appears here as it is written."
+        )
         self.result = _plain()
         self.result.setStyleSheet("font-weight: bold;")
         self.seen = _plain()
@@ -103,9 +105,14 @@ class JudgePanel(QWidget):
 
     def settings(self) -> dict:
         """What the user chose, as plain data."""
-        return {"model": self.model.text().strip(), "mode": self.mode.currentText(), "k": self.k.value(),
-                "both_orders": self.both_orders.isChecked(), "frames": self.frames.value(),
-                "template": self.template.currentText()}
+        return {
+            "model": self.model.text().strip(),
+            "mode": self.mode.currentText(),
+            "k": self.k.value(),
+            "both_orders": self.both_orders.isChecked(),
+            "frames": self.frames.value(),
+            "template": self.template.currentText(),
+        }
 
     def set_settings(self, values: dict) -> None:
         self.model.setText(values.get("model", ""))

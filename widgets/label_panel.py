@@ -55,8 +55,13 @@ from pairscope.app.records import (
 OUTCOMES = ("tie", "both_bad", "discard")
 OUTCOME_LABELS = {"tie": "Tie", "both_bad": "Both bad", "discard": "Discard"}
 STRENGTH_LABELS = {"slightly": "Slightly", "clearly": "Clearly", "much": "Much better"}
-DISCARD_LABELS = {"both_wrong": "Both wrong", "style_or_length_only": "Only style or length differs",
-                  "media_unusable": "Media unusable", "needs_expert": "Needs expert knowledge", "other": "Other"}
+DISCARD_LABELS = {
+    "both_wrong": "Both wrong",
+    "style_or_length_only": "Only style or length differs",
+    "media_unusable": "Media unusable",
+    "needs_expert": "Needs expert knowledge",
+    "other": "Other",
+}
 #: Which ``shortcut_hints`` keys each section shows, with what they do; other keys go to
 #: the footer.
 HINT_SECTIONS = {
@@ -65,8 +70,13 @@ HINT_SECTIONS = {
     "errors": (("errors", ""),),
     "discard": (("discard_reasons", ""),),
     "note": (("note", ""),),
-    "steps": (("step_correct", "correct"), ("step_incorrect", "incorrect"), ("step_unmark", "unmark"),
-              ("step_prev", "previous"), ("step_next", "next")),
+    "steps": (
+        ("step_correct", "correct"),
+        ("step_incorrect", "incorrect"),
+        ("step_unmark", "unmark"),
+        ("step_prev", "previous"),
+        ("step_next", "next"),
+    ),
 }
 STEPS_PER_ROW = 8
 
@@ -84,8 +94,11 @@ QLabel[role="hint"] {{ color: {MUTED}; font-size: 8pt; }}
 NEXT_MARK = {None: True, True: False, False: None}  # a click cycles unmarked → correct → incorrect
 STEP_GLYPH = {None: "", True: "✓", False: "✗"}
 STEP_STATE = {None: "unmarked", True: "correct", False: "incorrect"}
-STEP_STYLE = {None: "background: transparent;", True: "background: #16a34a; color: white;",
-              False: "background: #dc2626; color: white;"}
+STEP_STYLE = {
+    None: "background: transparent;",
+    True: "background: #16a34a; color: white;",
+    False: "background: #dc2626; color: white;",
+}
 
 
 def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
@@ -112,8 +125,7 @@ class LabelPanel(QWidget):
     changed = Signal(object)  # LabelDraft
     current_step_changed = Signal(int, int)  # (screen position, step index)
 
-    def __init__(self, shortcut_hints: Mapping[str, str] | None = None, parent=None, *,
-                 text_debounce_ms: int = 700):
+    def __init__(self, shortcut_hints: Mapping[str, str] | None = None, parent=None, *, text_debounce_ms: int = 700):
         super().__init__(parent)
         self._state = LabelDraft()
         self._implicit_discard = False
@@ -164,15 +176,17 @@ class LabelPanel(QWidget):
         self._layout.addLayout(self._pref_grid)
         row = QHBoxLayout()
         self._layout.addLayout(row)
-        self.outcome_buttons = {o: self._button(OUTCOME_LABELS[o], partial(self.set_outcome, o), row, objectName=o)
-                                for o in OUTCOMES}
+        self.outcome_buttons = {
+            o: self._button(OUTCOME_LABELS[o], partial(self.set_outcome, o), row, objectName=o) for o in OUTCOMES
+        }
 
         self._strength_heading = self._section("Strength", "strength")
         self._strength_row = self._add(QWidget())
         row = QHBoxLayout(self._strength_row)
         row.setContentsMargins(0, 0, 0, 0)
-        self.strength_buttons = {s: self._button(STRENGTH_LABELS.get(s, s), partial(self.set_strength, s), row)
-                                 for s in STRENGTHS}
+        self.strength_buttons = {
+            s: self._button(STRENGTH_LABELS.get(s, s), partial(self.set_strength, s), row) for s in STRENGTHS
+        }
 
         self._errors_heading = self._section("Errors in the worse response", "errors")
         self.error_boxes = {k: self._box(k.capitalize(), partial(self.toggle_error, k)) for k in ERROR_KINDS}
@@ -180,7 +194,8 @@ class LabelPanel(QWidget):
         for sub in (None, *RECOGNITION_SUBKINDS):
             self.recognition_combo.addItem(sub or "any kind", sub)
         self.recognition_combo.activated.connect(
-            lambda i: self.set_recognition_subkind(self.recognition_combo.itemData(i)))
+            lambda i: self.set_recognition_subkind(self.recognition_combo.itemData(i))
+        )
         self.other_note = QLineEdit(placeholderText="what kind of error?")
         self.other_note.textEdited.connect(lambda _text: self._timer.start())
         self.other_note.editingFinished.connect(self.flush)
@@ -200,7 +215,8 @@ class LabelPanel(QWidget):
         self._section("Discard reasons", "discard")
         self.discard_boxes = {
             r: self._add(self._box(DISCARD_LABELS.get(r, r.replace("_", " ")), partial(self.toggle_discard, r)))
-            for r in DISCARD_REASONS}
+            for r in DISCARD_REASONS
+        }
         self._extra_reasons = self._add(_label("", "hint"))
 
         self._section("Note", "note")
@@ -313,8 +329,7 @@ class LabelPanel(QWidget):
             new = replace(base, outcome=None, preferred_position=None, strength=None)
         else:
             strength = base.strength if base.outcome == "prefer" else None
-            new = replace(base, outcome="prefer", preferred_position=position, strength=strength,
-                          discard_reasons=())
+            new = replace(base, outcome="prefer", preferred_position=position, strength=strength, discard_reasons=())
         self._implicit_discard = False
         return self._commit(new)
 
@@ -328,8 +343,9 @@ class LabelPanel(QWidget):
         if base.outcome == outcome:
             return self._commit(replace(base, outcome=None, discard_reasons=()))
         reasons = base.discard_reasons if outcome == "discard" else ()
-        return self._commit(replace(base, outcome=outcome, preferred_position=None, strength=None,
-                                    discard_reasons=reasons))
+        return self._commit(
+            replace(base, outcome=outcome, preferred_position=None, strength=None, discard_reasons=reasons)
+        )
 
     def set_strength(self, name: str) -> bool:
         """Set how much better the preferred response is; again to deselect."""
@@ -489,8 +505,10 @@ class LabelPanel(QWidget):
                 self.other_note.setText(kinds["other"].note or "")
         for reason, box in self.discard_boxes.items():
             box.setChecked(reason in s.discard_reasons)
-        for label, extra in ((self._extra_errors, [t.label() for t in s.error_types if t.kind not in ERROR_KINDS]),
-                             (self._extra_reasons, [r for r in s.discard_reasons if r not in DISCARD_REASONS])):
+        for label, extra in (
+            (self._extra_errors, [t.label() for t in s.error_types if t.kind not in ERROR_KINDS]),
+            (self._extra_reasons, [r for r in s.discard_reasons if r not in DISCARD_REASONS]),
+        ):
             label.setText("Also: " + ", ".join(extra) if extra else "")  # tags from a dataset, kept as is
             label.setVisible(bool(extra))
         if self.note_edit.toPlainText() != s.note:

@@ -169,7 +169,10 @@ class MediaView(QWidget):
         self._canvas = _Canvas(self)
         self._canvas.zoomChanged.connect(lambda z: self._zoom_label.setText(f"{z * 100:.0f}%"))
         self._placeholder = QLabel(
-            self, objectName="media-placeholder", wordWrap=True, alignment=Qt.AlignmentFlag.AlignCenter,
+            self,
+            objectName="media-placeholder",
+            wordWrap=True,
+            alignment=Qt.AlignmentFlag.AlignCenter,
             textFormat=Qt.TextFormat.PlainText,  # notes carry untrusted paths and decoder messages
             textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
             sizePolicy=QSizePolicy(ignored, ignored),

@@ -362,7 +362,7 @@ class ResponsePane(QWidget):
         self._apply_diff()
 
     def layout_mode(self) -> str:
-        """"empty", "single", "pair" (side by side) or "list"."""
+        """ "empty", "single", "pair" (side by side) or "list"."""
         return self._mode
 
     def cards(self) -> list[ResponseCard]:

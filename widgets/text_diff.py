@@ -103,8 +103,7 @@ def _diff(ka, kb, la, lb, alo: int, ahi: int, blo: int, bhi: int, level: int) ->
     elif (ahi - alo) * (bhi - blo) <= (WORD_BUDGET if level < 3 else WORD_BUDGET // 4):
         matcher = SequenceMatcher(None, ka[alo:ahi], kb[blo:bhi], autojunk=False)
         middle = [
-            (tag == "equal", alo + i1, alo + i2, blo + j1, blo + j2)
-            for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+            (tag == "equal", alo + i1, alo + i2, blo + j1, blo + j2) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
         ]
     elif level < 2:
         middle = _segment_diff(ka, kb, la, lb, alo, ahi, blo, bhi, level)

@@ -34,7 +34,10 @@ class FilmStrip(QScrollArea):
         self.clear()
         for index, seconds, thumb in strip:
             btn = QToolButton(
-                self.widget(), objectName=f"strip-frame-{index}", focusPolicy=NO_FOCUS, text=f"{seconds:.1f} s",
+                self.widget(),
+                objectName=f"strip-frame-{index}",
+                focusPolicy=NO_FOCUS,
+                text=f"{seconds:.1f} s",
                 toolTip=f"frame {index + 1} · {seconds:.2f} s",
                 toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextUnderIcon,
             )

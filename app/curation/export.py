@@ -54,6 +54,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..formats.media_refs import check_file, inside
+from ..records import Item, Label, MediaRef
+from ..store import Store
+from ..store.connection import utc_now
 from .export_formats import (
     DECISIVE,
     EXPORT_FORMATS,
@@ -62,10 +66,6 @@ from .export_formats import (
     ExportItem,
     Preference,
 )
-from ..formats.media_refs import check_file, inside
-from ..records import Item, Label, MediaRef
-from ..store import Store
-from ..store.connection import utc_now
 
 ONLY_CHOICES = ("adjudicated", "agreed")
 MANIFEST = "manifest.json"
@@ -153,8 +153,13 @@ def agreed_preference(labels: dict[str, Label]) -> tuple[Preference | None, str]
 
 def _from_label(label: Label, source: str) -> Preference:
     return Preference(
-        source=source, outcome=label.outcome, ranking=label.ranking, strength=label.strength,
-        error_tags=label.error_types, discard_reasons=label.discard_reasons, annotators=(label.annotator,),
+        source=source,
+        outcome=label.outcome,
+        ranking=label.ranking,
+        strength=label.strength,
+        error_tags=label.error_types,
+        discard_reasons=label.discard_reasons,
+        annotators=(label.annotator,),
     )
 
 
@@ -454,8 +459,12 @@ def export_project(
 
 
 def _export_item(
-    store: Store, item_id: int, only: str | None, export_format: ExportFormat,
-    copier: MediaCopier, result: ExportResult,
+    store: Store,
+    item_id: int,
+    only: str | None,
+    export_format: ExportFormat,
+    copier: MediaCopier,
+    result: ExportResult,
 ) -> ExportItem | None:
     """Load one item and decide its preference; copy its media if it is exported."""
     try:

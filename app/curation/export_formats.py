@@ -210,15 +210,15 @@ def jsonl_row(x: ExportItem) -> dict[str, Any]:
         "responses": [r.text for r in item.responses],
         "models": [r.model for r in item.responses],
         "steps": [[{"text": s.text, "correct": s.correct} for s in r.steps] for r in item.responses]
-        if item.is_stepwise else None,
+        if item.is_stepwise
+        else None,
         "category": item.category,
         "subset": item.subset,
         "source_format": item.source_format,
         "image": x.media_paths("image"),
         "video": x.media_paths("video"),
         "media": [
-            {"kind": m.kind, "path": m.path, "ref": m.ref, "sha256": m.sha256, "problem": m.problem}
-            for m in x.media
+            {"kind": m.kind, "path": m.path, "ref": m.ref, "sha256": m.sha256, "problem": m.problem} for m in x.media
         ],
         "reference": {
             "ranking": list(ref.ranking) if ref.ranking else None,
@@ -273,20 +273,25 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
     f.name: f
     for f in (
         ExportFormat(
-            "vlrewardbench", "vlrewardbench.jsonl",
+            "vlrewardbench",
+            "vlrewardbench.jsonl",
             "VL-RewardBench rows (id, query, response, human_ranking, image_path, …) for its evaluation scripts",
-            vlrewardbench_row, _vlrewardbench_rejects,
+            vlrewardbench_row,
+            _vlrewardbench_rejects,
             reimport={"format": "vlrewardbench", "media_root": "."},
             keep_media_paths=True,
         ),
         ExportFormat(
-            "trl", "trl.jsonl",
+            "trl",
+            "trl.jsonl",
             "TRL preference rows (prompt, chosen, rejected, images) for DPO/reward trainers",
-            trl_row, _trl_rejects,
+            trl_row,
+            _trl_rejects,
             reimport={"format": "trl", "media_root": "."},
         ),
         ExportFormat(
-            "jsonl", "items.jsonl",
+            "jsonl",
+            "items.jsonl",
             "PairScope rows: item, media, reference, every annotator's current label, adjudication",
             jsonl_row,
             reimport={"format": "jsonl", "media_root": ".", "map": JSONL_IMPORT_MAP},

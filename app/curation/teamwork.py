@@ -134,8 +134,15 @@ def _add_counts(report: InputReport, counts: CopyCounts) -> None:
         setattr(report, f.name, getattr(report, f.name) + getattr(counts, f.name))
 
 
-def pack_project(store: Store, out: str | Path, annotator: str, *, collection: str | None = None,
-                 item_ids: Iterable[int] | None = None, force: bool = False) -> PackResult:
+def pack_project(
+    store: Store,
+    out: str | Path,
+    annotator: str,
+    *,
+    collection: str | None = None,
+    item_ids: Iterable[int] | None = None,
+    force: bool = False,
+) -> PackResult:
     """Write a self-contained project for ``annotator`` to ``out``.
 
     It holds the items (all, a collection's, or ``item_ids``) with the same ``ext_id`` and
@@ -187,12 +194,22 @@ def pack_project(store: Store, out: str | Path, annotator: str, *, collection: s
             copier.display_orders(name)
             copier.annotator(name)  # a new annotator has no rows yet
             copier.collections(only_with_items=True)
-            new.put_meta({"project_id": result.project_id, "pack_source_project_id": source_id,
-                          "pack_source_path": str(store.path.absolute()), "pack_annotator": name,
-                          "pack_collection": collection or "", "packed_at": utc_now()})
+            new.put_meta(
+                {
+                    "project_id": result.project_id,
+                    "pack_source_project_id": source_id,
+                    "pack_source_path": str(store.path.absolute()),
+                    "pack_annotator": name,
+                    "pack_collection": collection or "",
+                    "packed_at": utc_now(),
+                }
+            )
             _add_counts(report, copier.counts)
-        result.items, result.labels, result.display_orders = report.items_added, report.labels_added, \
-            report.display_orders_added
+        result.items, result.labels, result.display_orders = (
+            report.items_added,
+            report.labels_added,
+            report.display_orders_added,
+        )
         result.media_files, result.missing_media = report.media_files, report.missing_media
         result.columns_not_copied = report.columns_not_copied
         ok = True
@@ -209,8 +226,10 @@ def pack_project(store: Store, out: str | Path, annotator: str, *, collection: s
 def _check_related(src: ProjectSource, known_ext: set[str], lineage: set[str], out: Path) -> None:
     if not known_ext or known_ext & src.dataset_ids or lineage & src.lineage:
         return
-    raise UnrelatedProjectsError(f"{src.path} looks unrelated to {out}: no item id in common and no common "
-                                 "source project; pass allow_unrelated=True (--allow-unrelated) to merge anyway")
+    raise UnrelatedProjectsError(
+        f"{src.path} looks unrelated to {out}: no item id in common and no common "
+        "source project; pass allow_unrelated=True (--allow-unrelated) to merge anyway"
+    )
 
 
 def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrelated: bool = False) -> MergeReport:
@@ -260,8 +279,9 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
                 copier = _copier(store, src, part, written)
                 copied = copier.items()
                 for c in copied.conflicts:
-                    report.conflicts.append(Conflict(c.ext_id, str(src.path), origin.get(c.identity, "?"),
-                                                     c.dst_hash, c.src_hash))
+                    report.conflicts.append(
+                        Conflict(c.ext_id, str(src.path), origin.get(c.identity, "?"), c.dst_hash, c.src_hash)
+                    )
                 origin.update((key, str(src.path)) for key in copied.new_identities)
                 copier.labels()
                 copier.display_orders()
@@ -271,8 +291,14 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
                 part.conflicts += len(copied.conflicts)
                 if part.changed:
                     options = {k: v for k, v in part.__dict__.items() if k != "path"}
-                    store.log_merged_input(str(src.path.absolute()), MERGE_FORMAT, file_sha256(src.path),
-                                           copied.new_ids, part.items_matched, options)
+                    store.log_merged_input(
+                        str(src.path.absolute()),
+                        MERGE_FORMAT,
+                        file_sha256(src.path),
+                        copied.new_ids,
+                        part.items_matched,
+                        options,
+                    )
                 report.inputs.append(part)
             ensure_item_verdicts(store)  # merged samples: their runs' item verdicts are decided again
         ok = True

@@ -36,8 +36,10 @@ class Conflict:
     input_hash: str
 
     def __str__(self) -> str:
-        return (f"item {self.ext_id!r}: content in {self.input} differs from the version taken from "
-                f"{self.output_from}; kept that version, merged the labels onto it")
+        return (
+            f"item {self.ext_id!r}: content in {self.input} differs from the version taken from "
+            f"{self.output_from}; kept that version, merged the labels onto it"
+        )
 
 
 @dataclass
@@ -65,8 +67,18 @@ class InputReport:
 
     @property
     def changed(self) -> bool:
-        return any((self.items_added, self.annotators_added, self.labels_added, self.display_orders_added,
-                    self.runs_added, self.verdicts_added, self.collections_added, self.collection_items_added))
+        return any(
+            (
+                self.items_added,
+                self.annotators_added,
+                self.labels_added,
+                self.display_orders_added,
+                self.runs_added,
+                self.verdicts_added,
+                self.collections_added,
+                self.collection_items_added,
+            )
+        )
 
 
 @dataclass

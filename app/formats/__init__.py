@@ -44,10 +44,22 @@ def detect_format(path: Path) -> DatasetFormat:
                 continue
             if fmt.sniff is not None and fmt.sniff(first):
                 return fmt
-    raise FormatError([ImportProblem(
-        str(path), 1, f"cannot tell the format of this file; pass --format ({', '.join(sorted(FORMATS))})"
-    )])
+    raise FormatError(
+        [
+            ImportProblem(
+                str(path), 1, f"cannot tell the format of this file; pass --format ({', '.join(sorted(FORMATS))})"
+            )
+        ]
+    )
 
 
-__all__ = ["FORMATS", "DatasetFormat", "FormatError", "ImportContext", "ParsedRow", "get_format", "detect_format",
-           "dataset_files"]
+__all__ = [
+    "FORMATS",
+    "DatasetFormat",
+    "FormatError",
+    "ImportContext",
+    "ParsedRow",
+    "get_format",
+    "detect_format",
+    "dataset_files",
+]

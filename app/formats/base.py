@@ -93,8 +93,9 @@ class ImportContext:
         if not candidates:
             self.refused.add(key)
             where = " or ".join(str(r) for r in roots)
-            result = MediaRef(kind, ref, None, f"{kind} path leaves the media root ({where});"
-                              " pass --allow-outside-media to accept it")
+            result = MediaRef(
+                kind, ref, None, f"{kind} path leaves the media root ({where}); pass --allow-outside-media to accept it"
+            )
         for candidate in dict.fromkeys(candidates):
             why = media_refs.check_file(candidate, kind)
             if why is None:
@@ -124,9 +125,15 @@ class RowReader:
         unknown = set(ctx.mapping) - set(self.aliases)
         if unknown:
             known = ", ".join(sorted(self.aliases))
-            raise FormatError([ImportProblem(
-                str(ctx.path), None, f"--map names unknown field(s) {sorted(unknown)}; this format knows: {known}"
-            )])
+            raise FormatError(
+                [
+                    ImportProblem(
+                        str(ctx.path),
+                        None,
+                        f"--map names unknown field(s) {sorted(unknown)}; this format knows: {known}",
+                    )
+                ]
+            )
 
         self._keys = {name: self._resolve(name) for name in self.aliases}
         plain = {name: tuple(k for k in keys if "." not in k) for name, keys in self._keys.items()}
@@ -217,9 +224,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
                     if not problems:
                         yield number, obj
                 else:
-                    problems.append(ImportProblem(
-                        str(path), number, f"expected a JSON object, got {type_name(obj)}"
-                    ))
+                    problems.append(ImportProblem(str(path), number, f"expected a JSON object, got {type_name(obj)}"))
             if len(problems) >= MAX_PROBLEMS:
                 break
     if problems:

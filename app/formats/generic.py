@@ -35,8 +35,20 @@ from .fields import (
 )
 
 FIELDS = (
-    "id", "prompt", "responses", "chosen", "rejected", "ranking", "chosen_index", "image", "video",
-    "category", "subset", "strength", "error_tags", "ground_truth",
+    "id",
+    "prompt",
+    "responses",
+    "chosen",
+    "rejected",
+    "ranking",
+    "chosen_index",
+    "image",
+    "video",
+    "category",
+    "subset",
+    "strength",
+    "error_tags",
+    "ground_truth",
 )
 ALIASES = {name: (name,) for name in FIELDS}
 

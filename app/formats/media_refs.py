@@ -44,7 +44,7 @@ def sniff_media(header: bytes) -> tuple[str, str] | None:
     if header[4:8] == b"ftyp":  # ISO media: MP4, MOV, 3GP — or an AVIF/HEIF still image
         return ("image", ".avif") if header[8:12] in _IMAGE_BRANDS else ("video", ".mp4")
     for offset, magic, kind, suffix in _SIGNATURES:
-        if header[offset:offset + len(magic)] == magic:
+        if header[offset : offset + len(magic)] == magic:
             return kind, suffix
     return None
 

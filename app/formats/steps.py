@@ -129,8 +129,9 @@ def parse_labels(value: Any, label: str, *, one_means_correct: bool, n_steps: in
     return [v == 0 for v in value]
 
 
-def _response(reader: RowReader, obj: dict, index: int, prefix: str = "",
-              texts: list[str] | None = None, model: str | None = None) -> tuple[Response, list[str]]:
+def _response(
+    reader: RowReader, obj: dict, index: int, prefix: str = "", texts: list[str] | None = None, model: str | None = None
+) -> tuple[Response, list[str]]:
     """One response from the steps and label fields of ``obj`` (or the given step
     ``texts``); also the keys it used."""
     used = []
@@ -214,9 +215,9 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
             key = reader.find(row, name)[0]
             if key is not None and key not in used and key in row:
                 extra[key] = row[key]
-    ext_id = ext_id_or(reader, row, line, derived_id(
-        "steps", question, refs, [[s.text for s in r.steps] for r in responses]
-    ))
+    ext_id = ext_id_or(
+        reader, row, line, derived_id("steps", question, refs, [[s.text for s in r.steps] for r in responses])
+    )
     c_key, c_value = reader.find(row, "category")
     g_key, g_value = reader.find(row, "ground_truth")
     return Item(
@@ -245,11 +246,12 @@ def _sniff(row: dict) -> bool:
     if "task_gt" in row and any(k in row for k in ("response", "process", "solution")):
         return True
     responses = row.get("responses")
-    return isinstance(responses, list) and bool(responses) and isinstance(responses[0], dict) and "steps" in responses[0]
+    return (
+        isinstance(responses, list) and bool(responses) and isinstance(responses[0], dict) and "steps" in responses[0]
+    )
 
 
 @register("steps", "Step-wise process-reward rows (ViLBench style): question, images, labelled steps", sniff=_sniff)
 def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
     reader = RowReader(ctx, ALIASES)
     return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))
-

@@ -70,7 +70,9 @@ def message_text(value: Any, label: str) -> tuple[str, bool]:
     turns = []
     for i, message in enumerate(value):
         if not isinstance(message, dict) or "content" not in message:
-            raise RowProblem(f"{label}[{i}]: expected a message like {{'role': …, 'content': …}}, got {type_name(message)}")
+            raise RowProblem(
+                f"{label}[{i}]: expected a message like {{'role': …, 'content': …}}, got {type_name(message)}"
+            )
         role = expect_str(message.get("role"), f"{label}[{i}].role")
         turns.append((role, _content_text(message["content"], f"{label}[{i}].content")))
     if len(turns) == 1:
@@ -100,8 +102,14 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, fmt:
     i_key, i_value = reader.find(row, "images")
     embedded = i_key is not None and _has_bytes(i_value)
     refs = [] if i_key is None or embedded else _image_refs(i_value, what("images", i_key))
-    ext_id = ext_id_or(reader, row, line, derived_id(
-        fmt, values["prompt"], values["chosen"], values["rejected"], refs if not embedded else _digest(i_value)))
+    ext_id = ext_id_or(
+        reader,
+        row,
+        line,
+        derived_id(
+            fmt, values["prompt"], values["chosen"], values["rejected"], refs if not embedded else _digest(i_value)
+        ),
+    )
     extra = reader.extra(row)
     if conversational:
         extra["conversational"] = True
@@ -114,7 +122,11 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, fmt:
         prompt=texts["prompt"],
         prompt_raw=json.dumps(values["prompt"], ensure_ascii=False) if conversational else None,
         responses=(Response(0, texts["chosen"]), Response(1, texts["rejected"])),
-        media=_embedded(ctx, line, ext_id, i_value, i_key) if embedded else resolve_media(ctx, line, ext_id, refs, "image"),
+        media=(
+            _embedded(ctx, line, ext_id, i_value, i_key)
+            if embedded
+            else resolve_media(ctx, line, ext_id, refs, "image")
+        ),
         category=(None if c_key is None else optional_str(c_value, what("category", c_key))) or "general",
         source_format=fmt,
         reference=Reference(ranking=(0, 1)),
@@ -135,7 +147,9 @@ def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
 
 def _has_bytes(value: Any) -> bool:
     first = value[0] if isinstance(value, list) and value else value
-    return isinstance(first, (bytes, bytearray)) or isinstance(first, dict) and isinstance(first.get("bytes"), (bytes, bytearray))
+    return isinstance(first, (bytes, bytearray)) or (
+        isinstance(first, dict) and isinstance(first.get("bytes"), (bytes, bytearray))
+    )
 
 
 def _digest(value: Any) -> str:

@@ -66,7 +66,9 @@ def order_to_ranks(order: tuple[int, ...]) -> list[int]:
     return ranks
 
 
-def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, media: tuple[MediaRef, ...] | None = None) -> Item:
+def build_item(
+    ctx: ImportContext, reader: RowReader, line: int, row: dict, media: tuple[MediaRef, ...] | None = None
+) -> Item:
     """Build an :class:`Item` from one VL-RewardBench row (JSONL or Parquet)."""
     ext_id = item_id_of(reader.get(row, "id"), line)
     query = expect_str(reader.get(row, "query"), "query")

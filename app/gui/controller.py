@@ -9,9 +9,9 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from ..judge.review import ReviewData, review_data
 from ..labeling import LabelingSession
 from ..records import Item, LabelDraft, TableRow
-from ..judge.review import ReviewData, review_data
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
 
@@ -63,8 +63,9 @@ class AnnotationController(QObject):
 
     # -- the table ---------------------------------------------------------------------------
 
-    def set_filter(self, text: str = "", category: str | None = None, status: str | None = None,
-                   focus: str | None = None) -> None:
+    def set_filter(
+        self, text: str = "", category: str | None = None, status: str | None = None, focus: str | None = None
+    ) -> None:
         """The table's filter; ``focus`` is one of :data:`FOCUS` (failure stepping, review)."""
         base = self.session.table_filter(text, category, status)
         fields = dict(FOCUS.get(focus or "", {}))

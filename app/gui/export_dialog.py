@@ -106,13 +106,28 @@ class ExportDialog(QDialog):
                 task.check()  # raising here leaves no data file and no manifest
                 task.progress(done, total)
 
-            return export_project(controller.store, out, fmt, collection=collection, only=only, item_ids=item_ids,
-                                  force=force, filters_description=description, progress=step)
+            return export_project(
+                controller.store,
+                out,
+                fmt,
+                collection=collection,
+                only=only,
+                item_ids=item_ids,
+                force=force,
+                filters_description=description,
+                progress=step,
+            )
 
         self._set_running(True)
         self.status.setText("")
-        self._op = (BackgroundOp(self, export, title="Export").with_progress("Exporting", bar=self.progress)
-                    .success(self._done).failure(self._failed).cancelled(self._cancelled).run())
+        self._op = (
+            BackgroundOp(self, export, title="Export")
+            .with_progress("Exporting", bar=self.progress)
+            .success(self._done)
+            .failure(self._failed)
+            .cancelled(self._cancelled)
+            .run()
+        )
 
     def reject(self) -> None:
         """Cancel stops a running export (the dialog stays); otherwise it closes the dialog."""
@@ -129,8 +144,10 @@ class ExportDialog(QDialog):
 
     def _done(self, result: ExportResult) -> None:
         self._set_running(False)
-        self.result_text = (f"Exported {result.n_items} items to {result.out_dir}"
-                            f" ({len(result.skipped)} skipped, {len(result.warnings)} warnings).")
+        self.result_text = (
+            f"Exported {result.n_items} items to {result.out_dir}"
+            f" ({len(result.skipped)} skipped, {len(result.warnings)} warnings)."
+        )
         window = self.parent()
         if isinstance(window, QMainWindow):
             window.statusBar().showMessage(self.result_text, 15000)

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from pairscope.models.prompts import bundled_templates
-from pairscope.widgets.judge_panel import JudgePanel
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QDockWidget
+
+from pairscope.models.prompts import bundled_templates
+from pairscope.widgets.judge_panel import JudgePanel
 
 from ..judge.results import judge_item, verdict_phrases
 from ..store import VerdictRecord
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 
 class JudgeDock(QDockWidget):
-    def __init__(self, window: "MainWindow", settings: QSettings | None = None, worker: JudgeWorker | None = None):
+    def __init__(self, window: MainWindow, settings: QSettings | None = None, worker: JudgeWorker | None = None):
         super().__init__("Judge", window)
         self.setObjectName("judge-dock")
         self.window_ = window
@@ -67,8 +68,9 @@ class JudgeDock(QDockWidget):
         self.panel.clear_stream()
         self.panel.set_running(True, batch=True)
         # Listing the table's items is store work: the worker does it off the GUI thread.
-        self.worker.judge_items(lambda: [row.summary.id for row in controller.page(0, controller.row_count())],
-                                settings)
+        self.worker.judge_items(
+            lambda: [row.summary.id for row in controller.page(0, controller.row_count())], settings
+        )
 
     def _remember(self, settings: dict) -> None:
         if self.settings is not None:
@@ -121,7 +123,10 @@ class JudgeDock(QDockWidget):
         reference = current.item.reference.chosen
         mine = store.current_label(current.item.id, controller.annotator)
         parts = verdict_phrases(judgement, name, reference)
-        parts.insert(1, f"You: {name(mine.preferred) if mine and mine.preferred is not None else (mine.outcome if mine else '—')}")
+        parts.insert(
+            1,
+            f"You: {name(mine.preferred) if mine and mine.preferred is not None else (mine.outcome if mine else '—')}",
+        )
         parts.insert(2, f"Dataset: {name(reference) if reference is not None else '—'}")
         seen = _what_the_judge_saw(run_verdicts)
         self.panel.show_result("  ·  ".join(parts), seen)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pairscope.models.base import JudgeBackend, JudgeError, create_backend
 from PySide6.QtCore import QObject, Signal
+
+from pairscope.models.base import JudgeBackend, JudgeError, create_backend
 
 from ..judge.results import summarize
 from ..judge.session import JudgeConfig, JudgeSession, RunProgress
@@ -29,8 +30,13 @@ class JudgeWorker(QObject):
     failed = Signal(str)
     cancelled = Signal()  # a job cancelled before it started
 
-    def __init__(self, store: Store, backend_factory: BackendFactory = create_backend, parent=None,
-                 tasks: TaskManager | None = None):
+    def __init__(
+        self,
+        store: Store,
+        backend_factory: BackendFactory = create_backend,
+        parent=None,
+        tasks: TaskManager | None = None,
+    ):
         super().__init__(parent)
         self.store = store
         self._factory = backend_factory
@@ -64,10 +70,20 @@ class JudgeWorker(QObject):
         self.lane.close()
 
     def _submit(self, kind: str, item_ids, settings: dict) -> None:
-        self._op = (BackgroundOp(self, lambda task: self._do(task, kind, item_ids, settings), title="Judge",
-                                 lane=self.lane, manager=self.tasks)
-                    .on_update(self._relay).success(self._done).failure(self._failed)
-                    .cancelled(self.cancelled.emit).run())
+        self._op = (
+            BackgroundOp(
+                self,
+                lambda task: self._do(task, kind, item_ids, settings),
+                title="Judge",
+                lane=self.lane,
+                manager=self.tasks,
+            )
+            .on_update(self._relay)
+            .success(self._done)
+            .failure(self._failed)
+            .cancelled(self.cancelled.emit)
+            .run()
+        )
 
     # -- on the GUI thread -----------------------------------------------------------------
 
@@ -107,10 +123,14 @@ class JudgeWorker(QObject):
         if callable(item_ids):
             item_ids = item_ids()
         template = settings.get("template") or None
-        config = JudgeConfig(mode=settings.get("mode", "pairwise"), k=int(settings.get("k", 1)),
-                             both_orders=bool(settings.get("both_orders")), frames=int(settings.get("frames", 8)),
-                             template=template if template != settings.get("mode") else None,
-                             max_new_tokens=int(settings.get("max_new_tokens", 512)))
+        config = JudgeConfig(
+            mode=settings.get("mode", "pairwise"),
+            k=int(settings.get("k", 1)),
+            both_orders=bool(settings.get("both_orders")),
+            frames=int(settings.get("frames", 8)),
+            template=template if template != settings.get("mode") else None,
+            max_new_tokens=int(settings.get("max_new_tokens", 512)),
+        )
         session = JudgeSession(self.store, backend, config)
         run = session.start()
         task.update(("status", f"Judging with run {run.id} …"))
@@ -119,6 +139,7 @@ class JudgeWorker(QObject):
             for verdict in verdicts:
                 task.update(("sample_done", verdict))
         else:
+
             def report(state: RunProgress) -> None:
                 task.update(("progress", state.done, state.total, state.eta_s))
 

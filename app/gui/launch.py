@@ -55,8 +55,11 @@ def ask_annotator(settings: QSettings) -> str | None:
 def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     """Open the window on ``db`` (or the default project) and run until it closes."""
     if not has_display():
-        print("error: no display found. On a machine without a screen run:\n"
-              "  xvfb-run -a pairscope ...   (or set QT_QPA_PLATFORM=offscreen)", file=sys.stderr)
+        print(
+            "error: no display found. On a machine without a screen run:\n"
+            "  xvfb-run -a pairscope ...   (or set QT_QPA_PLATFORM=offscreen)",
+            file=sys.stderr,
+        )
         return 2
     app = QApplication.instance() or QApplication(sys.argv[:1])
     install_error_hook()  # an error escaping a Qt slot is shown, never only on stderr

@@ -8,11 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pairscope.widgets.item_table import ItemTable
-from pairscope.widgets.label_panel import LabelPanel
-from pairscope.widgets.media_view import MediaView
-from pairscope.widgets.response_view import ResponsePane, ResponseText
-from pairscope.widgets.review_panel import ReviewPanel
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
@@ -27,6 +22,12 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from pairscope.widgets.item_table import ItemTable
+from pairscope.widgets.label_panel import LabelPanel
+from pairscope.widgets.media_view import MediaView
+from pairscope.widgets.response_view import ResponsePane, ResponseText
+from pairscope.widgets.review_panel import ReviewPanel
 
 from ..keymap import hint
 from .actions import install_actions
@@ -46,9 +47,16 @@ FOCUS_FILTERS = {
     "Not adjudicated": "not_adjudicated",
 }
 PANEL_HINTS = {
-    "prefer": "1 / 2", "tie": hint("tie"), "both_bad": hint("both_bad"), "discard": hint("discard"),
-    "strength": "A / S / D", "errors": "Ctrl+1…6", "discard_reasons": "Alt+1…5", "note": hint("note"),
-    "step_correct": hint("step_correct"), "step_incorrect": hint("step_incorrect"),
+    "prefer": "1 / 2",
+    "tie": hint("tie"),
+    "both_bad": hint("both_bad"),
+    "discard": hint("discard"),
+    "strength": "A / S / D",
+    "errors": "Ctrl+1…6",
+    "discard_reasons": "Alt+1…5",
+    "note": hint("note"),
+    "step_correct": hint("step_correct"),
+    "step_incorrect": hint("step_incorrect"),
 }
 
 
@@ -60,8 +68,9 @@ def _plain(text: str = "") -> QLabel:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, controller: AnnotationController, settings: QSettings | None = None,
-                 start_item: int | None = None):
+    def __init__(
+        self, controller: AnnotationController, settings: QSettings | None = None, start_item: int | None = None
+    ):
         super().__init__()
         self.controller = controller
         self.settings = settings
@@ -161,8 +170,9 @@ class MainWindow(QMainWindow):
         if saved is not None:
             self.controller.filter = saved
         else:
-            self.controller.set_filter(self.search.text(), self.category.currentData(), self.status.currentData(),
-                                       self.focus.currentData())
+            self.controller.set_filter(
+                self.search.text(), self.category.currentData(), self.status.currentData(), self.focus.currentData()
+            )
         self.table.set_items(self.controller.row_count(), self.controller.page)
         if select_row is None and current is not None:
             row = self.controller.row_of(current)
@@ -188,8 +198,10 @@ class MainWindow(QMainWindow):
         name, ok = QInputDialog.getItem(self, "Saved filters", "Show the items of:", sorted(filters), 0, False)
         if ok and name:
             self.apply_filter(saved=filters[name])
-            self.statusBar().showMessage(f"{self.table.model().rowCount()} items: saved filter {name!r}"
-                                         " (change any filter control to leave it)", 6000)
+            self.statusBar().showMessage(
+                f"{self.table.model().rowCount()} items: saved filter {name!r} (change any filter control to leave it)",
+                6000,
+            )
 
     def _on_focus(self, _index: int) -> None:
         """A review filter turns on failure stepping: the review panel shows each item's labels
@@ -209,7 +221,8 @@ class MainWindow(QMainWindow):
         row = self.controller.next_unlabeled_row()
         if row is None:
             self.statusBar().showMessage(
-                f"Every item is {'adjudicated' if self.controller.adjudicating else 'labeled'}.", 4000)
+                f"Every item is {'adjudicated' if self.controller.adjudicating else 'labeled'}.", 4000
+            )
         else:
             self.table.select_row(row)
 
@@ -266,8 +279,9 @@ class MainWindow(QMainWindow):
         if current is not None:
             self.panel.set_draft(current.draft)
         self.refresh_review()
-        self.statusBar().showMessage("Adjudicating: your decisions are final and audited." if on
-                                     else "Back to labeling.", 4000)
+        self.statusBar().showMessage(
+            "Adjudicating: your decisions are final and audited." if on else "Back to labeling.", 4000
+        )
 
     def collect(self, whole_filter: bool) -> None:
         what = "every item shown" if whole_filter else "this item"
@@ -282,8 +296,12 @@ class MainWindow(QMainWindow):
         if not whole_filter:  # one row: at once
             added(self.controller.add_to_collection(name))
             return
-        (BackgroundOp(self, lambda task: self.controller.add_to_collection(name, True), title="Collection")
-         .with_progress(f"Adding to {name!r}…").success(added).run())
+        (
+            BackgroundOp(self, lambda task: self.controller.add_to_collection(name, True), title="Collection")
+            .with_progress(f"Adding to {name!r}…")
+            .success(added)
+            .run()
+        )
 
     @property
     def judge(self):
@@ -304,8 +322,9 @@ class MainWindow(QMainWindow):
     def show_media(self, media: LoadedMedia) -> None:
         if media.video is not None:
             video = media.video
-            self.media.show_video(video.caption, video.frame_count, video.fps, video.strip,
-                                  self.controller.frame_source(video.path))
+            self.media.show_video(
+                video.caption, video.frame_count, video.fps, video.strip, self.controller.frame_source(video.path)
+            )
         elif media.images:
             self.media.show_images(media.images)
         else:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pairscope.widgets.charts import ChartView
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -17,6 +16,8 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QVBoxLayout,
 )
+
+from pairscope.widgets.charts import ChartView
 
 from ..stats.report import compute_stats, summary_text, write_report
 from ..store import Store
@@ -55,11 +56,13 @@ class StatsView(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
         layout.addLayout(bottom)
-        self._op = (BackgroundOp(self, lambda task: _compute(store, task), title="Statistics")
-                    .with_progress("Computing…", bar=self.progress)
-                    .success(lambda computed: self.show_report(*computed))
-                    .failure(lambda exc: self.status.setText(f"Could not compute: {error_message(exc)}"))
-                    .run())
+        self._op = (
+            BackgroundOp(self, lambda task: _compute(store, task), title="Statistics")
+            .with_progress("Computing…", bar=self.progress)
+            .success(lambda computed: self.show_report(*computed))
+            .failure(lambda exc: self.status.setText(f"Could not compute: {error_message(exc)}"))
+            .run()
+        )
 
     def show_report(self, report: dict, figures: dict | None = None) -> None:
         """Show a computed report (figures drawn here when not given)."""
@@ -90,8 +93,13 @@ class StatsView(QDialog):
             self.export.setEnabled(True)
             self.status.setText(f"Could not write the report: {error_message(exc)}")
 
-        (BackgroundOp(self, lambda task: write_report(report, Path(folder)), title="Statistics report")
-         .with_progress("Writing the report…", bar=self.progress).success(written).failure(failed).run())
+        (
+            BackgroundOp(self, lambda task: write_report(report, Path(folder)), title="Statistics report")
+            .with_progress("Writing the report…", bar=self.progress)
+            .success(written)
+            .failure(failed)
+            .run()
+        )
 
     def done(self, result: int) -> None:  # noqa: A003 (Qt API)
         self._op.cancel()  # its thread is joined when it ends, or when the window closes

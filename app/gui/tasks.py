@@ -121,8 +121,12 @@ def install_error_hook() -> None:
     def hook(kind, exc, tb) -> None:
         previous(kind, exc, tb)
         if issubclass(kind, Exception) and QApplication.instance() is not None:
-            show_error(QApplication.activeWindow(), "PairScope error", error_message(exc),
-                       "".join(traceback.format_exception(kind, exc, tb)))
+            show_error(
+                QApplication.activeWindow(),
+                "PairScope error",
+                error_message(exc),
+                "".join(traceback.format_exception(kind, exc, tb)),
+            )
 
     hook.pairscope_hook = True  # type: ignore[attr-defined]
     sys.excepthook = hook
@@ -147,8 +151,15 @@ class BackgroundOp(QObject):
     _updated = Signal(object)
     _ended = Signal()
 
-    def __init__(self, parent: QObject | None, fn: Callable[[Task], Any], *, title: str = "PairScope",
-                 lane: Lane | None = None, manager: TaskManager | None = None):
+    def __init__(
+        self,
+        parent: QObject | None,
+        fn: Callable[[Task], Any],
+        *,
+        title: str = "PairScope",
+        lane: Lane | None = None,
+        manager: TaskManager | None = None,
+    ):
         manager = manager or TaskManager.of(parent)
         super().__init__(manager)  # not the caller: the op must outlive a closed dialog
         self.manager = manager
@@ -495,5 +506,15 @@ class TaskManager(QObject):
         indicator.show_op(self._ops.get(newest) or op, self._progress[newest])
 
 
-__all__ = ["BackgroundOp", "Cancelled", "Lane", "Progress", "ProgressIndicator", "Task", "TaskManager",
-           "error_message", "install_error_hook", "show_error"]
+__all__ = [
+    "BackgroundOp",
+    "Cancelled",
+    "Lane",
+    "Progress",
+    "ProgressIndicator",
+    "Task",
+    "TaskManager",
+    "error_message",
+    "install_error_hook",
+    "show_error",
+]

@@ -7,9 +7,9 @@ import threading
 
 from pairscope.models.base import JudgeError, create_backend
 
+from ..store import Store
 from .results import ensure_item_verdicts, summarize
 from .session import JudgeConfig, JudgeSession, RunProgress
-from ..store import Store
 
 
 def progress_line(state: RunProgress, width: int = 30) -> str:
@@ -17,19 +17,30 @@ def progress_line(state: RunProgress, width: int = 30) -> str:
     filled = int(width * state.done / state.total) if state.total else width
     eta = state.eta_s
     eta_text = "--:--" if eta is None else f"{int(eta // 60):02d}:{int(eta % 60):02d}"
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {state.done}/{state.total} samples"
-            f"  {state.rate:.2f}/s  ETA {eta_text}")
+    return (
+        f"[{'#' * filled}{'.' * (width - filled)}] {state.done}/{state.total} samples"
+        f"  {state.rate:.2f}/s  ETA {eta_text}"
+    )
 
 
 def run_judge(args) -> int:
-    config = JudgeConfig(mode=args.mode, k=args.k, both_orders=args.both_orders, frames=args.frames,
-                         seed=args.seed, template=args.template, max_new_tokens=args.max_new_tokens,
-                         temperature=args.temperature, batch_size=args.batch_size,
-                         parser=getattr(args, "parser", "lenient"))
+    config = JudgeConfig(
+        mode=args.mode,
+        k=args.k,
+        both_orders=args.both_orders,
+        frames=args.frames,
+        seed=args.seed,
+        template=args.template,
+        max_new_tokens=args.max_new_tokens,
+        temperature=args.temperature,
+        batch_size=args.batch_size,
+        parser=getattr(args, "parser", "lenient"),
+    )
     with Store.open(args.db) as store:
         try:
-            backend = create_backend(args.backend, model_path=args.model, device=args.device,
-                                     batch_size=args.batch_size)
+            backend = create_backend(
+                args.backend, model_path=args.model, device=args.device, batch_size=args.batch_size
+            )
         except JudgeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -40,12 +51,17 @@ def run_judge(args) -> int:
             ids = [s.id for s in store.item_summaries(0, args.limit or store.item_count())]
             if session.remaining(ids) == 0:
                 store.set_run_status(run.id, "done")
-                print(f"run {run.id} is complete: every sample of these {len(ids)} items is stored, nothing to do"
-                      " (--new-run judges them again in a new run)", file=sys.stderr)
+                print(
+                    f"run {run.id} is complete: every sample of these {len(ids)} items is stored, nothing to do"
+                    " (--new-run judges them again in a new run)",
+                    file=sys.stderr,
+                )
                 print(summarize(store, store.run(run.id)).line())
                 return 0
-            print(f"run {run.id} ({run.mode}, k={run.k}{', both orders' if run.both_orders else ''}) "
-                  f"on {len(ids)} items", file=sys.stderr)
+            print(
+                f"run {run.id} ({run.mode}, k={run.k}{', both orders' if run.both_orders else ''}) on {len(ids)} items",
+                file=sys.stderr,
+            )
             cancel = threading.Event()
             tty = sys.stderr.isatty()
 
@@ -59,8 +75,10 @@ def run_judge(args) -> int:
             except KeyboardInterrupt:
                 cancel.set()
                 store.set_run_status(run.id, "cancelled")
-                print(f"\ninterrupted: finished verdicts are kept; run the same command to resume run {run.id}",
-                      file=sys.stderr)
+                print(
+                    f"\ninterrupted: finished verdicts are kept; run the same command to resume run {run.id}",
+                    file=sys.stderr,
+                )
                 print(summarize(store, store.run(run.id)).line())
                 return 130
             if tty:

@@ -38,11 +38,23 @@ def reparse(store: Store, run_id: int, parser: str) -> RunRecord:
     src = store.run(run_id)
     mode = get_mode(src.mode)
     with store.transaction():
-        new = store.create_run(backend=src.backend, model_path=src.model_path, weights_hash=src.weights_hash,
-                               template_name=src.template_name, template_text=src.template_text,
-                               template_hash=src.template_hash, mode=src.mode, k=src.k, both_orders=src.both_orders,
-                               frames=src.frames, seed=src.seed, generation=src.generation, parser=parser,
-                               derived_from=src.id, status="done")
+        new = store.create_run(
+            backend=src.backend,
+            model_path=src.model_path,
+            weights_hash=src.weights_hash,
+            template_name=src.template_name,
+            template_text=src.template_text,
+            template_hash=src.template_hash,
+            mode=src.mode,
+            k=src.k,
+            both_orders=src.both_orders,
+            frames=src.frames,
+            seed=src.seed,
+            generation=src.generation,
+            parser=parser,
+            derived_from=src.id,
+            status="done",
+        )
         items: dict[int, object] = {}
         out = []
         for v in store.verdicts(src.id):
@@ -52,14 +64,24 @@ def reparse(store: Store, run_id: int, parser: str) -> RunRecord:
             item = items.get(v.item_id) or items.setdefault(v.item_id, store.get_item(v.item_id))
             text = v.raw_output or ""
             p = mode.parse(text, item, v.order_shown, parser)
-            out.append(replace(v, run_id=new.id, choice=p.choice, scores=p.scores, parsed=p.parsed,
-                               rationale=rationale(text, p.span) if text else None, created_at=None))
+            out.append(
+                replace(
+                    v,
+                    run_id=new.id,
+                    choice=p.choice,
+                    scores=p.scores,
+                    parsed=p.parsed,
+                    rationale=rationale(text, p.span) if text else None,
+                    created_at=None,
+                )
+            )
         record_verdicts(store, new, out)
     return store.run(new.id)
 
 
-def import_verdicts(store: Store, path: str | Path, name: str, *, k: int | None = None,
-                    parser: str = "lenient") -> RunRecord:
+def import_verdicts(
+    store: Store, path: str | Path, name: str, *, k: int | None = None, parser: str = "lenient"
+) -> RunRecord:
     """A run from a JSONL file of verdicts made elsewhere (format: docs/JUDGE.md). Every row is
     checked first; any problem raises :class:`VerdictFileError` and nothing is written."""
     if parser not in PARSERS:
@@ -106,8 +128,7 @@ def import_verdicts(store: Store, path: str | Path, name: str, *, k: int | None 
         seen[item_id, sample] = number
         samples[item_id] = max(samples.get(item_id, 0), sample + 1)
         order = row.get("order", list(range(n)))
-        if (not isinstance(order, list) or sorted(order) != list(range(n))
-                or any(isinstance(i, bool) for i in order)):
+        if not isinstance(order, list) or sorted(order) != list(range(n)) or any(isinstance(i, bool) for i in order):
             problems.append(f"{where} [{_show(ext)}]: 'order' must list the {n} response indices once each")
             continue
         order = tuple(order)
@@ -115,8 +136,16 @@ def import_verdicts(store: Store, path: str | Path, name: str, *, k: int | None 
         if len(present) != 1:
             problems.append(f"{where} [{_show(ext)}]: give exactly one of 'output', 'choice' or 'scores'")
             continue
-        base = dict(run_id=0, item_id=item_id, order_shown=order, raw_output=None, choice=None, scores=None,
-                    parsed=False, rationale=None)
+        base = dict(
+            run_id=0,
+            item_id=item_id,
+            order_shown=order,
+            raw_output=None,
+            choice=None,
+            scores=None,
+            parsed=False,
+            rationale=None,
+        )
         if "output" in row:
             text = row["output"]
             if not isinstance(text, str):
@@ -124,9 +153,18 @@ def import_verdicts(store: Store, path: str | Path, name: str, *, k: int | None 
                 continue
             v = read(text, len(order))
             choice = order[v.choice] if v.parsed and v.choice is not None else None
-            verdicts.append(VerdictRecord(sample_idx=sample, **{**base, "raw_output": text, "choice": choice,
-                                                                "parsed": v.parsed,
-                                                                "rationale": rationale(text, v.span)}))
+            verdicts.append(
+                VerdictRecord(
+                    sample_idx=sample,
+                    **{
+                        **base,
+                        "raw_output": text,
+                        "choice": choice,
+                        "parsed": v.parsed,
+                        "rationale": rationale(text, v.span),
+                    },
+                )
+            )
         elif "choice" in row:
             choice = row["choice"]
             if choice is None:
@@ -139,24 +177,44 @@ def import_verdicts(store: Store, path: str | Path, name: str, *, k: int | None 
                 problems.append(f"{where} [{_show(ext)}]: 'choice' must be a response index 0–{n - 1}, \"tie\" or null")
         else:
             scores = row["scores"]
-            if (not isinstance(scores, list) or len(scores) != n
-                    or not all(_number(s) or s is None for s in scores)):
+            if not isinstance(scores, list) or len(scores) != n or not all(_number(s) or s is None for s in scores):
                 problems.append(f"{where} [{_show(ext)}]: 'scores' must hold {n} numbers (or null), one per response")
                 continue
             for r, s in enumerate(scores):
-                verdicts.append(VerdictRecord(sample_idx=sample * n + r, **{
-                    **base, "order_shown": (r,), "choice": r, "scores": (None if s is None else float(s),),
-                    "parsed": s is not None}))
+                verdicts.append(
+                    VerdictRecord(
+                        sample_idx=sample * n + r,
+                        **{
+                            **base,
+                            "order_shown": (r,),
+                            "choice": r,
+                            "scores": (None if s is None else float(s),),
+                            "parsed": s is not None,
+                        },
+                    )
+                )
     if not rows and not problems:
         problems.append(f"{path}: no verdict rows")
     if problems:
         raise VerdictFileError(problems[:MAX_PROBLEMS], len(problems))
     k = k or max(samples.values())
     with store.transaction():
-        run = store.create_run(backend="import", model_path=name, weights_hash=None, template_name=None,
-                               template_text="", template_hash="sha256:" + hashlib.sha256(data).hexdigest(),
-                               mode=mode, k=k, both_orders=False, frames=None, seed=0,
-                               generation={"source": str(path)}, parser=parser, status="done")
+        run = store.create_run(
+            backend="import",
+            model_path=name,
+            weights_hash=None,
+            template_name=None,
+            template_text="",
+            template_hash="sha256:" + hashlib.sha256(data).hexdigest(),
+            mode=mode,
+            k=k,
+            both_orders=False,
+            frames=None,
+            seed=0,
+            generation={"source": str(path)},
+            parser=parser,
+            status="done",
+        )
         record_verdicts(store, run, [replace(v, run_id=run.id) for v in verdicts])
     return store.run(run.id)
 

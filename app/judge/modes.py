@@ -12,8 +12,9 @@ answer, turns stored samples into item votes and reads a sample back in the pane
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -98,8 +99,9 @@ class JudgingMode:
         """items × planned vote samples (see ``votes``); ``None`` when the mode casts no votes."""
         return None
 
-    def item_verdict(self, item_id: int, n_responses: int, verdicts: Sequence[VerdictRecord], k: int,
-                     both_orders: bool) -> ItemVerdict | None:
+    def item_verdict(
+        self, item_id: int, n_responses: int, verdicts: Sequence[VerdictRecord], k: int, both_orders: bool
+    ) -> ItemVerdict | None:
         """The verdict of a run on one item from its stored verdicts (``None``: no votes)."""
         table = self.vote_table(Samples.of_item(verdicts), np.array([n_responses]), k, both_orders)
         if table is None:

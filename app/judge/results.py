@@ -8,8 +8,8 @@ verdicts they change (``judge_items``, read by the filters) in one transaction.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 from ..store import RunRecord, Store, VerdictRecord
 from .modes import get_mode
@@ -60,8 +60,9 @@ def verdict_phrases(verdict: ItemVerdict | None, screen, reference: int | None) 
         return ["Judge: no preference verdict (this mode scores steps)"]
     official, plurality = verdict.official, verdict.plurality
     votes = verdict.counts.get(official, 0) if official is not None else max(verdict.counts.values(), default=0)
-    parts = [f"Judge: {screen(official) if official is not None else 'no majority'}"
-             f" ({votes} of {verdict.planned} samples)"]
+    parts = [
+        f"Judge: {screen(official) if official is not None else 'no majority'} ({votes} of {verdict.planned} samples)"
+    ]
     if plurality != official:
         parts.append(f"plurality: {screen(plurality) if plurality is not None else 'tied'}")
     if verdict.unparsed:
@@ -80,14 +81,24 @@ def _rows(store: Store, run: RunRecord, item_ids: Iterable[int] | None) -> list[
     verdicts = item_verdicts(store, run, ids)
     ref = store.ref_chosen(list(verdicts))
     rows: list[tuple] = []
-    for item_id in (ids if ids is not None else list(verdicts)):
+    for item_id in ids if ids is not None else list(verdicts):
         v = verdicts.get(item_id)
         if v is None:
             rows.append((item_id,))
             continue
         r = ref.get(item_id)
-        rows.append((item_id, v.official, v.outcome(r, "official"), v.plurality, v.outcome(r, "plurality"),
-                     int(v.consistent is False), v.unparsed, v.failed))
+        rows.append(
+            (
+                item_id,
+                v.official,
+                v.outcome(r, "official"),
+                v.plurality,
+                v.outcome(r, "plurality"),
+                int(v.consistent is False),
+                v.unparsed,
+                v.failed,
+            )
+        )
     return rows
 
 
@@ -157,6 +168,7 @@ class RunSummary:
 
     def line(self) -> str:
         """One plain-text paragraph for the CLI and the judge panel; every figure labelled."""
+
         def pct(x):
             return "n/a" if x is None else f"{100 * x:.1f}%"
 
@@ -170,15 +182,20 @@ class RunSummary:
         else:
             text += f"; vs dataset reference ({self.with_reference} items):"
             for name, c in self.conventions.items():
-                text += (f" {name} vote {pct(c.accuracy)} ({c.correct}/{c.decided}, undecided excluded),"
-                         f" {pct(c.accuracy_undecided_wrong)} (undecided counted wrong);")
+                text += (
+                    f" {name} vote {pct(c.accuracy)} ({c.correct}/{c.decided}, undecided excluded),"
+                    f" {pct(c.accuracy_undecided_wrong)} (undecided counted wrong);"
+                )
             text = text.rstrip(";")
             if self.consistency is not None:
                 text += f"; both-orders consistency {pct(self.consistency)}"
         text += f". Samples: {self.samples}, {self.unparsed} unparsed, {self.ties} ties, {self.failed} failed"
         if self.failure_reasons:
-            text += " (" + "; ".join(f"{n}× {r}" for r, n in sorted(self.failure_reasons.items(),
-                                                                    key=lambda kv: -kv[1])[:3]) + ")"
+            text += (
+                " ("
+                + "; ".join(f"{n}× {r}" for r, n in sorted(self.failure_reasons.items(), key=lambda kv: -kv[1])[:3])
+                + ")"
+            )
         return text
 
 
@@ -197,11 +214,27 @@ def summarize(store: Store, run: RunRecord) -> RunSummary:
         scored = [(verdicts[i].choice(name), r) for i, r in ref.items()]
         decided = [(c, r) for c, r in scored if c is not None]
         correct = sum(1 for c, r in decided if c == r)
-        conventions[name] = ConventionSummary(len(decided), correct, correct / len(decided) if decided else None,
-                                              correct / len(scored) if scored else None)
+        conventions[name] = ConventionSummary(
+            len(decided),
+            correct,
+            correct / len(decided) if decided else None,
+            correct / len(scored) if scored else None,
+        )
     consistent = [v.consistent for v in verdicts.values() if v.consistent is not None]
-    return RunSummary(run.id, run.mode, len(judged), len(ref), len(samples), unparsed, ties, sum(reasons.values()),
-                      dict(reasons), conventions, sum(consistent) / len(consistent) if consistent else None, votes)
+    return RunSummary(
+        run.id,
+        run.mode,
+        len(judged),
+        len(ref),
+        len(samples),
+        unparsed,
+        ties,
+        sum(reasons.values()),
+        dict(reasons),
+        conventions,
+        sum(consistent) / len(consistent) if consistent else None,
+        votes,
+    )
 
 
 def _reason(error: str) -> str:
@@ -212,5 +245,17 @@ def _reason(error: str) -> str:
     return error if len(error) <= 80 else error[:77] + "…"
 
 
-__all__ = ["DEFAULT_CONVENTION", "ItemVerdict", "RunSummary", "clear_failed", "ensure_item_verdicts", "item_verdict",
-           "item_verdicts", "judge_item", "record_verdicts", "refresh_item_verdicts", "summarize", "verdict_phrases"]
+__all__ = [
+    "DEFAULT_CONVENTION",
+    "ItemVerdict",
+    "RunSummary",
+    "clear_failed",
+    "ensure_item_verdicts",
+    "item_verdict",
+    "item_verdicts",
+    "judge_item",
+    "record_verdicts",
+    "refresh_item_verdicts",
+    "summarize",
+    "verdict_phrases",
+]

@@ -50,9 +50,11 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
     def screen(index: int | None) -> str:
         return "—" if index is None else f"R{position.get(index, index + 1)}"
 
-    current = sorted(store.item_current_labels(item.id), key=lambda l: (l.kind != "adjudication", l.annotator))
-    lines = [LabelLine(label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at)
-             for label in current]
+    current = sorted(store.item_current_labels(item.id), key=lambda lab: (lab.kind != "adjudication", lab.annotator))
+    lines = [
+        LabelLine(label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at)
+        for label in current
+    ]
     verdicts = []
     modes: dict[int, tuple[JudgingMode, str]] = {}
     for v in store.verdicts(item_id=item.id):
@@ -62,6 +64,9 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
         mode, parser = modes[v.run_id]
         choice = mode.sample_reading(v, screen)
         span = mode.decisive_span(v, item, parser)
-        verdicts.append(VerdictLine(v.run_id, v.sample_idx, ", ".join(screen(i) for i in v.order_shown), choice,
-                                    v.raw_output or "", span))
+        verdicts.append(
+            VerdictLine(
+                v.run_id, v.sample_idx, ", ".join(screen(i) for i in v.order_shown), choice, v.raw_output or "", span
+            )
+        )
     return ReviewData(item.id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))

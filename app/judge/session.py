@@ -1,6 +1,7 @@
 """The judging protocol: answer orders from a recorded seed, K samples, both-orders runs,
-resumable runs (the vote itself is ``votes``; what each mode asks and parses is ``modes``). Backends and verdict parsing live in
-``pairscope.models``; this module decides *what* to ask and stores what came back.
+resumable runs (the vote itself is ``votes``; what each mode asks and parses is ``modes``).
+Backends and verdict parsing live in ``pairscope.models``; this module decides *what* to ask
+and stores what came back.
 
 Every sample draws its own answer order from ``(seed, item id, sample)``, so a run is
 reproducible; verdicts are stored by response index together with the order shown.
@@ -11,8 +12,8 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Sequence
 
 from pairscope.models.base import Generation, JudgeBackend, JudgeRequest
 from pairscope.models.parsing import PARSERS, rationale
@@ -109,10 +110,18 @@ class JudgeSession:
 
     def _key(self) -> dict:
         info = self.backend.describe()
-        return dict(backend=info.get("backend", self.backend.name), model_path=str(info.get("model_path", "")),
-                    weights_hash=info.get("weights_hash"), template_hash=self.template.sha256, mode=self.config.mode,
-                    k=self.config.k, both_orders=self.config.both_orders,
-                    frames=self.config.frames, seed=self.config.seed, parser=self.config.parser)
+        return dict(
+            backend=info.get("backend", self.backend.name),
+            model_path=str(info.get("model_path", "")),
+            weights_hash=info.get("weights_hash"),
+            template_hash=self.template.sha256,
+            mode=self.config.mode,
+            k=self.config.k,
+            both_orders=self.config.both_orders,
+            frames=self.config.frames,
+            seed=self.config.seed,
+            parser=self.config.parser,
+        )
 
     def matching_run(self) -> RunRecord | None:
         """The latest run with this model (weights fingerprint included), template and protocol."""
@@ -136,10 +145,16 @@ class JudgeSession:
             self.run = self.store.run(previous.id)
             return self.run
         info = self.backend.describe()
-        generation = {"max_new_tokens": self.config.max_new_tokens, "temperature": self.config.temperature,
-                      "batch_size": self.config.batch_size, "device": info.get("device"), "dtype": info.get("dtype")}
-        self.run = self.store.create_run(template_name=self.template.name, template_text=self.template.text,
-                                         generation=generation, **self._key())
+        generation = {
+            "max_new_tokens": self.config.max_new_tokens,
+            "temperature": self.config.temperature,
+            "batch_size": self.config.batch_size,
+            "device": info.get("device"),
+            "dtype": info.get("dtype"),
+        }
+        self.run = self.store.create_run(
+            template_name=self.template.name, template_text=self.template.text, generation=generation, **self._key()
+        )
         return self.run
 
     def units(self, item: Item) -> list[WorkUnit]:
@@ -155,8 +170,12 @@ class JudgeSession:
         self._done = self.store.done_samples(run.id)
         return sum(len(self.units(self.store.get_item(i))) for i in item_ids)
 
-    def judge(self, item_ids: Iterable[int], progress: Callable[[RunProgress], None] | None = None,
-              cancel: threading.Event | None = None) -> RunProgress:
+    def judge(
+        self,
+        item_ids: Iterable[int],
+        progress: Callable[[RunProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunProgress:
         """Judge items in batches; every finished batch is stored before the next starts.
 
         Stops cleanly when ``cancel`` is set (the run stays resumable).
@@ -199,8 +218,9 @@ class JudgeSession:
             groups.setdefault((u.item.id, u.order), []).append(u)
         return list(groups.values())
 
-    def judge_stream(self, item_id: int, on_text: Callable[[int, str], None],
-                     cancel: threading.Event | None = None) -> list[VerdictRecord]:
+    def judge_stream(
+        self, item_id: int, on_text: Callable[[int, str], None], cancel: threading.Event | None = None
+    ) -> list[VerdictRecord]:
         """Judge one item sample by sample, streaming text as ``on_text(sample_idx, chunk)``."""
         run = self.run or self.start()
         self._done = self.store.done_samples(run.id)
@@ -236,8 +256,14 @@ class JudgeSession:
         except ValueError as exc:
             return f"prompt: {exc}"
         seed = None if cfg.temperature == 0 else (cfg.seed * 1_000_003 + item.id * 101 + unit.sample_idx)
-        return JudgeRequest(prompt=prompt, images=tuple(images), video_frames=tuple(f.image for f in frames),
-                            max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, seed=seed)
+        return JudgeRequest(
+            prompt=prompt,
+            images=tuple(images),
+            video_frames=tuple(f.image for f in frames),
+            max_new_tokens=cfg.max_new_tokens,
+            temperature=cfg.temperature,
+            seed=seed,
+        )
 
     def _media(self, item: Item) -> tuple[list, list] | MediaError:
         """An item's decoded images and video frames, decoded once per item per run."""
@@ -278,14 +304,23 @@ class JudgeSession:
                 media["frame_count_requested"] = cfg.frames
                 media["frame_indices"] = self._frame_indices.get(unit.item.id, [])
         return VerdictRecord(
-            run_id=self.run.id, item_id=unit.item.id, sample_idx=unit.sample_idx, order_shown=unit.order,
-            raw_output=text, choice=parsed.choice if parsed else None, scores=parsed.scores if parsed else None,
-            parsed=bool(parsed and parsed.parsed), rationale=rationale(text, parsed.span if parsed else None)
-            if text else None, tokens_in=gen.tokens_in, tokens_out=gen.tokens_out,
-            latency_s=gen.latency_s, error=gen.error, media_sent=media,
+            run_id=self.run.id,
+            item_id=unit.item.id,
+            sample_idx=unit.sample_idx,
+            order_shown=unit.order,
+            raw_output=text,
+            choice=parsed.choice if parsed else None,
+            scores=parsed.scores if parsed else None,
+            parsed=bool(parsed and parsed.parsed),
+            rationale=rationale(text, parsed.span if parsed else None) if text else None,
+            tokens_in=gen.tokens_in,
+            tokens_out=gen.tokens_out,
+            latency_s=gen.latency_s,
+            error=gen.error,
+            media_sent=media,
         )
 
 
 def _chunks(items: Sequence, size: int) -> Iterator[Sequence]:
     for start in range(0, len(items), size):
-        yield items[start:start + size]
+        yield items[start : start + size]

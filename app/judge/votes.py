@@ -116,8 +116,14 @@ class ItemVerdict:
         row = np.asarray(votes, dtype=float).reshape(1, -1)
         official, plurality = (decide(row, c)[0] for c in ("official", "plurality"))
         consistent = item_consistency(row)[0] if both_orders else np.nan
-        return cls(item_id, tuple(float(x) for x in row[0]), _int(official), _int(plurality),
-                   None if np.isnan(consistent) else bool(consistent), tuple(errors))
+        return cls(
+            item_id,
+            tuple(float(x) for x in row[0]),
+            _int(official),
+            _int(plurality),
+            None if np.isnan(consistent) else bool(consistent),
+            tuple(errors),
+        )
 
     def choice(self, convention: str = DEFAULT_CONVENTION) -> int | None:
         return self.official if check_convention(convention) == "official" else self.plurality

@@ -61,8 +61,11 @@ class _Profiles:
         self.inverse = self.inverse.astype(np.int32)  # int32 gathers are several times faster
         self.codes = codes[first]  # (profiles, annotators), -1 = no label
         self.counts = counts.astype(float)  # items per profile
-        self.per_category = np.stack([(self.codes == c).sum(1) for c in range(k)], 1).astype(float) \
-            if k else np.zeros((len(self.codes), 0))
+        self.per_category = (
+            np.stack([(self.codes == c).sum(1) for c in range(k)], 1).astype(float)
+            if k
+            else np.zeros((len(self.codes), 0))
+        )
         self.raters = (self.codes >= 0).sum(1).astype(float)
         self.designs: dict[tuple[int, int], np.ndarray] = {}
 
@@ -110,7 +113,7 @@ def _evaluate(p: _Profiles, w: np.ndarray, which: tuple[str, ...] = _ALL) -> dic
         for pair in p.pairs:
             sums = _pair_sums(p, w, *pair)
             n, agree = sums[:, :k].sum(1), sums[:, 2 * k]
-            chance = (sums[:, :k] * sums[:, k:2 * k]).sum(1)
+            chance = (sums[:, :k] * sums[:, k : 2 * k]).sum(1)
             out["percent_pairs"][pair] = _safe_div(agree, n)
             # sklearn: 1 − Σoff(observed) / Σoff(expected), expected = outer(marginals) / n
             out["cohen_pairs"][pair] = 1.0 - _safe_div(n * (n - agree), n * n - chance)
@@ -182,8 +185,12 @@ def krippendorff_alpha(labels: Labels) -> float:
     return _point(labels, "krippendorff_alpha")
 
 
-_FAST: dict[Callable, str] = {percent_agreement: "percent", cohen_mean: "cohen_mean", fleiss: "fleiss",
-                              krippendorff_alpha: "krippendorff_alpha"}
+_FAST: dict[Callable, str] = {
+    percent_agreement: "percent",
+    cohen_mean: "cohen_mean",
+    fleiss: "fleiss",
+    krippendorff_alpha: "krippendorff_alpha",
+}
 
 
 def strict_labels(labels: Labels, n_responses: np.ndarray) -> Labels:
@@ -263,9 +270,15 @@ def _flip_counts(flip: np.ndarray, valid: np.ndarray, cat_index: np.ndarray, cat
     n_cat = np.bincount(cat_index[valid], minlength=len(cats))
     flips_cat = np.bincount(cat_index[valid & flip], minlength=len(cats))
     n, flips = int(valid.sum()), int((valid & flip).sum())
-    return {"n": n, "flips": flips, "rate": flips / n if n else None,
-            "by_category": {str(c): {"n": int(m), "flips": int(f), "rate": float(f / m) if m else None}
-                            for c, m, f in zip(cats, n_cat, flips_cat)}}
+    return {
+        "n": n,
+        "flips": flips,
+        "rate": flips / n if n else None,
+        "by_category": {
+            str(c): {"n": int(m), "flips": int(f), "rate": float(f / m) if m else None}
+            for c, m, f in zip(cats, n_cat, flips_cat)
+        },
+    }
 
 
 def reference_flip_rate(labels: Labels, ref_chosen: np.ndarray, categories: np.ndarray) -> dict[str, Any]:
@@ -283,8 +296,11 @@ def reference_flip_rate(labels: Labels, ref_chosen: np.ndarray, categories: np.n
         flip = coded != ref
         per[name] = _flip_counts(flip, valid, cat_index, cats)
         all_valid.append(valid), all_flip.append(flip), all_cat.append(cat_index)
-    pooled = (_flip_counts(np.concatenate(all_flip), np.concatenate(all_valid), np.concatenate(all_cat), cats)
-              if labels else _flip_counts(np.zeros(0, bool), np.zeros(0, bool), np.zeros(0, int), cats))
+    pooled = (
+        _flip_counts(np.concatenate(all_flip), np.concatenate(all_valid), np.concatenate(all_cat), cats)
+        if labels
+        else _flip_counts(np.zeros(0, bool), np.zeros(0, bool), np.zeros(0, int), cats)
+    )
     return {"annotators": per, "all": pooled}
 
 
@@ -300,10 +316,18 @@ def _ci_json(ci: tuple[float, float]) -> list[float | None] | None:
 def _block(labels: Labels, bootstrap: int, seed: int) -> dict[str, Any]:
     """One variant's statistics, JSON-ready."""
     names = list(labels)
-    out: dict[str, Any] = {"annotators": names, "n_items": 0, "percent": None, "percent_pairs": {},
-                           "cohen_pairs": {}, "cohen_mean": None, "fleiss": None, "krippendorff_alpha": None,
-                           "ci": {"percent": None, "cohen_pairs": {}, "cohen_mean": None, "fleiss": None,
-                                  "krippendorff_alpha": None}, "bootstrap": bootstrap}
+    out: dict[str, Any] = {
+        "annotators": names,
+        "n_items": 0,
+        "percent": None,
+        "percent_pairs": {},
+        "cohen_pairs": {},
+        "cohen_mean": None,
+        "fleiss": None,
+        "krippendorff_alpha": None,
+        "ci": {"percent": None, "cohen_pairs": {}, "cohen_mean": None, "fleiss": None, "krippendorff_alpha": None},
+        "bootstrap": bootstrap,
+    }
     if len(names) < 2:
         return out
     p = _Profiles(labels)

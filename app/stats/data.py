@@ -69,8 +69,9 @@ def load_stats_data(store: Store) -> StatsData:
     media_kind = np.array(rows.media_kinds, dtype=object)
 
     response_words = np.full((n, 2), np.nan)
-    r_items, r_idx, r_words = (_ints(c) for c in (rows.response_item_ids_csv, rows.response_idx_csv,
-                                                  rows.response_words_csv))
+    r_items, r_idx, r_words = (
+        _ints(c) for c in (rows.response_item_ids_csv, rows.response_idx_csv, rows.response_words_csv)
+    )
     response_words[np.searchsorted(item_ids, r_items), r_idx] = r_words
 
     index = {int(item_id): i for i, item_id in enumerate(item_ids)}
@@ -80,8 +81,9 @@ def load_stats_data(store: Store) -> StatsData:
 
     names = rows.annotators
     labels = {name: np.full(n, np.nan) for name in names.values()}
-    label_items, label_annotators, label_codes = (_ints(c) for c in (
-        rows.label_item_ids_csv, rows.label_annotator_ids_csv, rows.label_codes_csv))
+    label_items, label_annotators, label_codes = (
+        _ints(c) for c in (rows.label_item_ids_csv, rows.label_annotator_ids_csv, rows.label_codes_csv)
+    )
     label_rows = np.searchsorted(item_ids, label_items)
     for annotator_id, name in names.items():
         mine = (label_annotators == annotator_id) & (label_codes >= 0)
@@ -89,9 +91,21 @@ def load_stats_data(store: Store) -> StatsData:
     labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
 
     runs = [_run_data(run_rows, item_ids) for run_rows in rows.runs]
-    return StatsData(item_ids, categories, n_responses, ref_chosen, [tuple(t) for t in tags], query_words,
-                     response_words, sorted(labels), labels, runs, media_kind,
-                     np.array(rows.query_sources, dtype=object), _ints(rows.image_tokens_csv).astype(float))
+    return StatsData(
+        item_ids,
+        categories,
+        n_responses,
+        ref_chosen,
+        [tuple(t) for t in tags],
+        query_words,
+        response_words,
+        sorted(labels),
+        labels,
+        runs,
+        media_kind,
+        np.array(rows.query_sources, dtype=object),
+        _ints(rows.image_tokens_csv).astype(float),
+    )
 
 
 def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:

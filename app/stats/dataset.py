@@ -29,11 +29,17 @@ def dataset_report(data: StatsData) -> dict[str, Any]:
     counts = Counter(kind for tags in data.error_kinds for kind in tags)
     total = sum(counts.values())
     order = sorted(counts, key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k))
-    tokens = data.image_tokens if data.image_tokens is not None and len(data.image_tokens) else np.zeros(
-        len(data.query_words))
+    tokens = (
+        data.image_tokens
+        if data.image_tokens is not None and len(data.image_tokens)
+        else np.zeros(len(data.query_words))
+    )
     return {
-        "error_types": {"tags": total, "items_tagged": sum(1 for t in data.error_kinds if t),
-                        "kinds": {k: {"count": counts[k], "share": counts[k] / total} for k in order}},
+        "error_types": {
+            "tags": total,
+            "items_tagged": sum(1 for t in data.error_kinds if t),
+            "kinds": {k: {"count": counts[k], "share": counts[k] / total} for k in order},
+        },
         "words": {
             "query_without_image_token": _quartiles(data.query_words),
             "query_with_image_token": _quartiles(data.query_words + tokens),

@@ -51,7 +51,7 @@ def decide_with_ties(votes: np.ndarray, convention: str) -> np.ndarray:
     """Item decisions where a judged tie is a candidate like a response: ``TIE`` (the stats
     code) when tie votes win under the convention."""
     v = np.asarray(votes, dtype=float)
-    slot = (np.fmax.reduce(v, axis=None) if v.size else -1)
+    slot = np.fmax.reduce(v, axis=None) if v.size else -1
     slot = 0 if np.isnan(slot) or slot < 0 else int(slot) + 1
     remapped = np.where(v == TIE_VOTE, slot, v)
     out = decide(remapped, convention)
@@ -83,8 +83,9 @@ def judged_items(run: RunData) -> np.ndarray:
     return np.any(run.judged | run.parsed | ~np.isnan(run.first_shown), axis=1)
 
 
-def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
-                categories: Sequence[str] = ()) -> dict[str, Any]:
+def run_metrics(
+    data: StatsData, run: RunData, target: np.ndarray | None = None, categories: Sequence[str] = ()
+) -> dict[str, Any]:
     """Every accuracy figure of one run against ``target`` (default the dataset reference; an
     adjudicated or annotator label array works too), under each vote convention (keys
     ``official`` and ``plurality``; the top level repeats ``official``). ``categories`` adds
@@ -103,19 +104,37 @@ def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
     judged = judged_items(run)
     scored = judged & _names_response(target)
     out: dict[str, Any] = {
-        "run_id": int(run.run.id), "mode": run.run.mode, "frames": run.run.frames, "k": int(run.run.k),
-        "both_orders": bool(run.run.both_orders), "judged": int(judged.sum()), "scored": int(scored.sum()),
-        "note": None, "vote": DEFAULT_CONVENTION,
+        "run_id": int(run.run.id),
+        "mode": run.run.mode,
+        "frames": run.run.frames,
+        "k": int(run.run.k),
+        "both_orders": bool(run.run.both_orders),
+        "judged": int(judged.sum()),
+        "scored": int(scored.sum()),
+        "note": None,
+        "vote": DEFAULT_CONVENTION,
     }
     votes = vote_table(data, run)
     if votes is None:
         out["note"] = "step runs score steps: no preference verdicts (see the step metrics)"
-        for key in ("decided", "correct", "unparsed", "overall", "overall_unparsed_wrong", "macro",
-                    "macro_unparsed_wrong", "position_consistency", "position_consistency_items",
-                    "first_position_preference", "samples_unparsed", "samples_failed"):
+        for key in (
+            "decided",
+            "correct",
+            "unparsed",
+            "overall",
+            "overall_unparsed_wrong",
+            "macro",
+            "macro_unparsed_wrong",
+            "position_consistency",
+            "position_consistency_items",
+            "first_position_preference",
+            "samples_unparsed",
+            "samples_failed",
+        ):
             out[key] = None
-        out.update(macro_categories=[], macro_unparsed_wrong_categories=[], per_category={}, per_error_type={},
-                   k_curve={})
+        out.update(
+            macro_categories=[], macro_unparsed_wrong_categories=[], per_category={}, per_error_type={}, k_curve={}
+        )
         for convention in CONVENTIONS:
             out[convention] = None
         return out
@@ -124,8 +143,9 @@ def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
     step = votes.shape[1] // max(1, int(run.run.k))  # vote columns per sample (2: both orders)
     cumulative = vote_counts(votes, cumulative=True)
     for convention in CONVENTIONS:
-        out[convention] = _convention_metrics(data, votes, cumulative, convention, target, scored, categories,
-                                              run, step)
+        out[convention] = _convention_metrics(
+            data, votes, cumulative, convention, target, scored, categories, run, step
+        )
     out.update(out[DEFAULT_CONVENTION])
     out.update(_position(run, bool(run.run.both_orders)))
     return out
@@ -133,15 +153,19 @@ def run_metrics(data: StatsData, run: RunData, target: np.ndarray | None = None,
 
 def _convention_metrics(data, votes, cumulative, convention, target, scored, categories, run, step) -> dict[str, Any]:
     width = votes.shape[1]
-    verdict = (decide_counts(cumulative[:, -1], convention, width) if width
-               else np.full(len(votes), np.nan))
+    verdict = decide_counts(cumulative[:, -1], convention, width) if width else np.full(len(votes), np.nan)
     decided = scored & ~np.isnan(verdict)
     correct = decided & (verdict == target)
     n_scored, n_decided, n_correct = int(scored.sum()), int(decided.sum()), int(correct.sum())
-    out: dict[str, Any] = dict(decided=n_decided, correct=n_correct, unparsed=n_scored - n_decided,
-                               overall=_share(n_correct, n_decided), overall_unparsed_wrong=_share(n_correct, n_scored),
-                               overall_ci=wilson_ci(n_correct, n_decided),
-                               overall_unparsed_wrong_ci=wilson_ci(n_correct, n_scored))
+    out: dict[str, Any] = dict(
+        decided=n_decided,
+        correct=n_correct,
+        unparsed=n_scored - n_decided,
+        overall=_share(n_correct, n_decided),
+        overall_unparsed_wrong=_share(n_correct, n_scored),
+        overall_ci=wilson_ci(n_correct, n_decided),
+        overall_unparsed_wrong_ci=wilson_ci(n_correct, n_scored),
+    )
     out.update(_per_category(data, scored, decided, correct, categories))
     out["per_source"] = _per_source(data, scored, decided, correct)
     out["ties"] = _ties(votes, convention, target, scored | (np.isin(target, [TIE]) & judged_items(run)))
@@ -177,8 +201,9 @@ def _best_of_n(data: StatsData, verdict: np.ndarray, target: np.ndarray, scored:
     from .prm import best_of_n_summary
 
     rows = np.flatnonzero(scored & (data.n_responses >= 3))
-    picks = [(None if np.isnan(verdict[i]) else int(verdict[i]), int(target[i]), int(data.n_responses[i]))
-             for i in rows]
+    picks = [
+        (None if np.isnan(verdict[i]) else int(verdict[i]), int(target[i]), int(data.n_responses[i])) for i in rows
+    ]
     return best_of_n_summary(picks)
 
 
@@ -188,8 +213,11 @@ def accuracy_on(verdict: np.ndarray, target: np.ndarray, mask: np.ndarray) -> di
     scored = mask & _names_response(target)
     decided = scored & ~np.isnan(verdict)
     correct = (decided & (verdict == target)).sum()
-    return {"n": int(scored.sum()), "accuracy": _share(correct, decided.sum()),
-            "accuracy_unparsed_wrong": _share(correct, scored.sum())}
+    return {
+        "n": int(scored.sum()),
+        "accuracy": _share(correct, decided.sum()),
+        "accuracy_unparsed_wrong": _share(correct, scored.sum()),
+    }
 
 
 def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.ndarray | None = None) -> dict[str, Any]:
@@ -201,8 +229,11 @@ def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.nd
     without media kinds, whose category is a VideoRewardBench dimension).
     """
     if video is None:
-        video = (data.media_kind == "video") if data.media_kind is not None else np.isin(
-            data.categories.astype(str), VIDEOREWARDBENCH_DIMENSIONS)
+        video = (
+            (data.media_kind == "video")
+            if data.media_kind is not None
+            else np.isin(data.categories.astype(str), VIDEOREWARDBENCH_DIMENSIONS)
+        )
         how = "category is a VideoRewardBench dimension"
     else:
         video = np.asarray(video, dtype=bool)
@@ -213,8 +244,16 @@ def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.nd
         rec = r.run
         if rec.frames is None or not get_mode(rec.mode).votes_on_preference:
             continue
-        key = (rec.model_path, rec.mode, rec.k, bool(rec.both_orders), rec.template_hash, rec.seed,
-               (rec.generation or {}).get("temperature"), (rec.generation or {}).get("max_new_tokens"))
+        key = (
+            rec.model_path,
+            rec.mode,
+            rec.k,
+            bool(rec.both_orders),
+            rec.template_hash,
+            rec.seed,
+            (rec.generation or {}).get("temperature"),
+            (rec.generation or {}).get("max_new_tokens"),
+        )
         by_frames = groups.setdefault(key, {})
         if rec.frames not in by_frames or by_frames[rec.frames].run.id < rec.id:
             by_frames[rec.frames] = r
@@ -228,11 +267,17 @@ def frames_curve(data: StatsData, video: np.ndarray | None = None, target: np.nd
             verdict = item_verdicts(data, r)
             if verdict is None:
                 continue
-            points.append({"frames": int(frames), "run_id": int(r.run.id),
-                           **accuracy_on(verdict, target, video & judged_items(r))})
+            points.append(
+                {
+                    "frames": int(frames),
+                    "run_id": int(r.run.id),
+                    **accuracy_on(verdict, target, video & judged_items(r)),
+                }
+            )
         if len(points) >= 2:
-            curves.append({"model_path": key[0], "mode": key[1], "k": int(key[2]), "both_orders": key[3],
-                           "points": points})
+            curves.append(
+                {"model_path": key[0], "mode": key[1], "k": int(key[2]), "both_orders": key[3], "points": points}
+            )
     return {"video_items": int(video.sum()), "video_mask": how, "curves": curves}
 
 
@@ -259,22 +304,32 @@ def pointwise_vs_pairwise(data: StatsData, target: np.ndarray | None = None) -> 
                 if verdict is None:
                     continue
                 latest[mode] = (r, verdict)
-                entry[mode].append({"run_id": int(r.run.id), "k": int(r.run.k), "frames": r.run.frames,
-                                    **accuracy_on(verdict, target, judged_items(r))})
+                entry[mode].append(
+                    {
+                        "run_id": int(r.run.id),
+                        "k": int(r.run.k),
+                        "frames": r.run.frames,
+                        **accuracy_on(verdict, target, judged_items(r)),
+                    }
+                )
         entry["common"] = None
         if len(latest) == 2:
             (pw_run, pw), (pt_run, pt) = latest["pairwise"], latest["pointwise"]
             common = judged_items(pw_run) & judged_items(pt_run) & _names_response(target)
             both = common & ~np.isnan(pw) & ~np.isnan(pt)
-            entry["common"] = {"pairwise_run": int(pw_run.run.id), "pointwise_run": int(pt_run.run.id),
-                               "pairwise": accuracy_on(pw, target, common),
-                               "pointwise": accuracy_on(pt, target, common),
-                               "agreement": _share((both & (pw == pt)).sum(), both.sum())}
+            entry["common"] = {
+                "pairwise_run": int(pw_run.run.id),
+                "pointwise_run": int(pt_run.run.id),
+                "pairwise": accuracy_on(pw, target, common),
+                "pointwise": accuracy_on(pt, target, common),
+                "agreement": _share((both & (pw == pt)).sum(), both.sum()),
+            }
         models.append(entry)
     return {"models": models}
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
 
 def _names_response(target: np.ndarray) -> np.ndarray:
     return np.isfinite(target) & (target >= 0) & (target != TIE) & (target != BOTH_BAD)
@@ -303,9 +358,14 @@ def _per_group(values: np.ndarray, scored, decided, correct, extra: Sequence[str
     n, dec, cor = (np.bincount(codes[mask], minlength=m) for mask in (scored, decided, correct))
     per = {}
     for j in sorted(range(m), key=lambda j: names[j]):
-        per[names[j]] = {"n": int(n[j]), "accuracy": _share(cor[j], dec[j]),
-                         "accuracy_unparsed_wrong": _share(cor[j], n[j]), "unparsed": int(n[j] - dec[j]),
-                         "ci": wilson_ci(cor[j], dec[j]), "ci_unparsed_wrong": wilson_ci(cor[j], n[j])}
+        per[names[j]] = {
+            "n": int(n[j]),
+            "accuracy": _share(cor[j], dec[j]),
+            "accuracy_unparsed_wrong": _share(cor[j], n[j]),
+            "unparsed": int(n[j] - dec[j]),
+            "ci": wilson_ci(cor[j], dec[j]),
+            "ci_unparsed_wrong": wilson_ci(cor[j], n[j]),
+        }
     return per
 
 
@@ -318,7 +378,8 @@ def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str
         "macro": float(np.mean([per[c]["accuracy"] for c in used])) if used else None,
         "macro_categories": used,
         "macro_unparsed_wrong": float(np.mean([per[c]["accuracy_unparsed_wrong"] for c in used_wrong]))
-        if used_wrong else None,
+        if used_wrong
+        else None,
         "macro_unparsed_wrong_categories": used_wrong,
     }
 
@@ -341,8 +402,10 @@ def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:
     """Error kinds present (taxonomy order, unknown kinds after) and an items × kinds mask,
     built per distinct tag tuple (few) rather than per item."""
     distinct = list(set(data.error_kinds))
-    present = sorted({k for tags in distinct for k in tags},
-                     key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k))
+    present = sorted(
+        {k for tags in distinct for k in tags},
+        key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k),
+    )
     per_tuple = np.zeros((len(distinct), len(present)), dtype=bool)
     for j, tags in enumerate(distinct):
         per_tuple[j] = [k in tags for k in present]
@@ -356,10 +419,16 @@ def _per_error_type(data: StatsData, scored, decided, correct) -> dict[str, Any]
     ``error_rate_unparsed_wrong`` = (tagged − correct) / tagged; an item counts once per kind."""
     kinds, tags = _tag_matrix(data)
     n, dec, cor = ((tags & mask[:, None]).sum(axis=0) for mask in (scored, decided, correct))
-    return {k: {"n": int(n[j]), "error_rate": _share(dec[j] - cor[j], dec[j]),
-                "error_rate_unparsed_wrong": _share(n[j] - cor[j], n[j]), "unparsed": int(n[j] - dec[j]),
-                "ci": wilson_ci(dec[j] - cor[j], dec[j])}
-            for j, k in enumerate(kinds)}
+    return {
+        k: {
+            "n": int(n[j]),
+            "error_rate": _share(dec[j] - cor[j], dec[j]),
+            "error_rate_unparsed_wrong": _share(n[j] - cor[j], n[j]),
+            "unparsed": int(n[j] - dec[j]),
+            "ci": wilson_ci(dec[j] - cor[j], dec[j]),
+        }
+        for j, k in enumerate(kinds)
+    }
 
 
 def _position(run: RunData, both: bool) -> dict[str, Any]:
@@ -372,8 +441,11 @@ def _position(run: RunData, both: bool) -> dict[str, Any]:
     ``position_consistency_items``: share of items with such a pair whose every pair agrees
     (``judge_results``' consistency).
     """
-    out: dict[str, Any] = {"position_consistency": None, "position_consistency_items": None,
-                           "first_position_preference": None}
+    out: dict[str, Any] = {
+        "position_consistency": None,
+        "position_consistency_items": None,
+        "first_position_preference": None,
+    }
     if not get_mode(run.run.mode).shows_order:
         return out
     c, first = run.choices, run.first_shown

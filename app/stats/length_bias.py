@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .judge_metrics import item_verdicts
 from .data import StatsData
+from .judge_metrics import item_verdicts
 
 #: The histogram spans [-1, 1]: 0 = equal lengths, 1 = empty rejected response, −1 = rejected
 #: twice as long as chosen. Longer rejected responses fall below −1 and are counted in the
@@ -37,10 +37,13 @@ def diff_histogram(data: StatsData, bins: int = 21, chosen: np.ndarray | None = 
     ratio = (c[~zero] - r[~zero]) / c[~zero]
     counts, edges = np.histogram(np.clip(ratio, *DIFF_RANGE), bins=bins, range=DIFF_RANGE)
     return {
-        "counts": counts.tolist(), "edges": edges.tolist(), "n": int(ratio.size),
+        "counts": counts.tolist(),
+        "edges": edges.tolist(),
+        "n": int(ratio.size),
         "mean": float(ratio.mean()) if ratio.size else None,
         "median": float(np.median(ratio)) if ratio.size else None,
-        "clipped": int((ratio < DIFF_RANGE[0]).sum()), "zero_chosen": int(zero.sum()),
+        "clipped": int((ratio < DIFF_RANGE[0]).sum()),
+        "zero_chosen": int(zero.sum()),
     }
 
 
@@ -60,14 +63,17 @@ def longer_preference(choices: np.ndarray, data: StatsData) -> float | None:
 def quartiles(data: StatsData) -> dict[str, list[float | None]]:
     """``[q1, median, q3]`` of query words and of response words (responses 0 and 1 of every
     item pooled), by ``numpy.percentile`` with linear interpolation; ``None`` when empty."""
+
     def q(values: np.ndarray) -> list[float | None]:
         values = values[np.isfinite(values)]
         if not values.size:
             return [None, None, None]
         return [float(x) for x in np.percentile(values, (25, 50, 75), method="linear")]
 
-    return {"query_words": q(np.asarray(data.query_words, dtype=float)),
-            "response_words": q(np.asarray(data.response_words, dtype=float).ravel())}
+    return {
+        "query_words": q(np.asarray(data.query_words, dtype=float)),
+        "response_words": q(np.asarray(data.response_words, dtype=float).ravel()),
+    }
 
 
 def length_report(data: StatsData) -> dict[str, Any]:

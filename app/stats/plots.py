@@ -7,7 +7,8 @@ matplotlib is imported when a figure is first drawn (~0.4 s), never at start-up.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def _figure(width: float = 6.4, height: float = 3.6):
@@ -45,8 +46,15 @@ def category_accuracy(report: dict[str, Any]):
         cis = [(per.get(c) or {}).get("ci") or [v, v] for c, v in zip(categories, values)]
         errors = [[v - lo for v, (lo, _) in zip(values, cis)], [hi - v for v, (_, hi) in zip(values, cis)]]
         xs = [i + n * width for i in range(len(categories))]
-        ax.bar(xs, values, width=width, yerr=errors, capsize=3, ecolor="#333",
-               label=f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)")
+        ax.bar(
+            xs,
+            values,
+            width=width,
+            yerr=errors,
+            capsize=3,
+            ecolor="#333",
+            label=f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)",
+        )
     ax.set_xticks([i + width * (len(runs) - 1) / 2 for i in range(len(categories))], categories)
     ax.set_ylim(0, 1)
     ax.set_ylabel("accuracy (undecided excluded)")

@@ -61,8 +61,13 @@ def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_TH
             for key in ("all", "with_error" if False in marks else "without_error"):
                 first_hits[key][0] += hit
                 first_hits[key][1] += 1
-    out: dict[str, Any] = {"run_id": int(run.id), "mode": run.mode, "threshold": threshold,
-                           "responses": len(scores), "steps": len(truth)}
+    out: dict[str, Any] = {
+        "run_id": int(run.id),
+        "mode": run.mode,
+        "threshold": threshold,
+        "responses": len(scores),
+        "steps": len(truth),
+    }
     out.update(_f1s(truth, predicted))
     for key, (hit, n) in first_hits.items():
         name = "first_error_accuracy" + ("" if key == "all" else f"_{key}")
@@ -75,13 +80,24 @@ def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_TH
 
 def _f1s(truth: list[bool], predicted: list[bool]) -> dict[str, Any]:
     if not truth:
-        return {"f1_erroneous": None, "f1_correct": None, "f1_weighted": None, "f1_macro": None,
-                "support_erroneous": 0, "support_correct": 0}
+        return {
+            "f1_erroneous": None,
+            "f1_correct": None,
+            "f1_weighted": None,
+            "f1_macro": None,
+            "support_erroneous": 0,
+            "support_correct": 0,
+        }
     err, ok = f1_score(truth, predicted, labels=[True, False], average=None, zero_division=0)
     n_err, n_ok = sum(truth), len(truth) - sum(truth)
-    return {"f1_erroneous": float(err), "f1_correct": float(ok),
-            "f1_weighted": float((err * n_err + ok * n_ok) / len(truth)), "f1_macro": float((err + ok) / 2),
-            "support_erroneous": int(n_err), "support_correct": int(n_ok)}
+    return {
+        "f1_erroneous": float(err),
+        "f1_correct": float(ok),
+        "f1_weighted": float((err * n_err + ok * n_ok) / len(truth)),
+        "f1_macro": float((err + ok) / 2),
+        "support_erroneous": int(n_err),
+        "support_correct": int(n_ok),
+    }
 
 
 def aggregate(scores: Iterable[float | None], how: str, scale: float = 5.0) -> float | None:
@@ -121,14 +137,28 @@ def best_of_n_summary(picks: list[tuple[int | None, int, int]]) -> dict[str, Any
     """``(pick or None, reference best, N)`` per item → accuracy (no pick counts wrong), its
     Wilson CI, and the gains over a random pick and over always taking the first response."""
     if not picks:
-        return {"items": 0, "accuracy": None, "accuracy_ci": None, "random": None, "first_response": None,
-                "gain_over_random": None, "gain_over_first": None}
+        return {
+            "items": 0,
+            "accuracy": None,
+            "accuracy_ci": None,
+            "random": None,
+            "first_response": None,
+            "gain_over_random": None,
+            "gain_over_first": None,
+        }
     hits = sum(1 for p, b, _ in picks if p is not None and p == b)
     acc = hits / len(picks)
     random_pick = float(np.mean([1 / n for _, _, n in picks]))
     first = sum(1 for _, b, _ in picks if b == 0) / len(picks)
-    return {"items": len(picks), "accuracy": acc, "accuracy_ci": wilson_ci(hits, len(picks)), "random": random_pick,
-            "first_response": first, "gain_over_random": acc - random_pick, "gain_over_first": acc - first}
+    return {
+        "items": len(picks),
+        "accuracy": acc,
+        "accuracy_ci": wilson_ci(hits, len(picks)),
+        "random": random_pick,
+        "first_response": first,
+        "gain_over_random": acc - random_pick,
+        "gain_over_first": acc - first,
+    }
 
 
 def annotator_step_agreement(store: Store) -> dict[str, Any]:
@@ -150,24 +180,38 @@ def annotator_step_agreement(store: Store) -> dict[str, Any]:
             if ref is not None:
                 n += 1
                 hit += ref == correct
-        out["annotators"][name] = {"steps_marked": len(mine), "vs_reference_n": n,
-                                   "vs_reference_accuracy": hit / n if n else None,
-                                   "vs_reference_ci": wilson_ci(hit, n)}
+        out["annotators"][name] = {
+            "steps_marked": len(mine),
+            "vs_reference_n": n,
+            "vs_reference_accuracy": hit / n if n else None,
+            "vs_reference_ci": wilson_ci(hit, n),
+        }
     names = sorted(marks)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             shared = sorted(set(marks[a]) & set(marks[b]))
             x = [marks[a][s] for s in shared]
             y = [marks[b][s] for s in shared]
             kappa = float(cohen_kappa_score(x, y)) if len(set(x) | set(y)) > 1 and shared else None
-            out["pairs"].append({"a": a, "b": b, "steps": len(shared), "cohen_kappa": kappa,
-                                 "agreement": sum(p == q for p, q in zip(x, y)) / len(shared) if shared else None})
+            out["pairs"].append(
+                {
+                    "a": a,
+                    "b": b,
+                    "steps": len(shared),
+                    "cohen_kappa": kappa,
+                    "agreement": sum(p == q for p, q in zip(x, y)) / len(shared) if shared else None,
+                }
+            )
     return out
 
 
-def prm_report(store: Store, threshold: float = DEFAULT_THRESHOLD, runs: list[RunRecord] | None = None
-               ) -> dict[str, Any]:
+def prm_report(
+    store: Store, threshold: float = DEFAULT_THRESHOLD, runs: list[RunRecord] | None = None
+) -> dict[str, Any]:
     """Step metrics of every step run (or of these runs), and annotators' step-mark agreement."""
-    runs = [step_run_metrics(store, r, threshold) for r in (store.runs() if runs is None else runs)
-            if not get_mode(r.mode).votes_on_preference]
+    runs = [
+        step_run_metrics(store, r, threshold)
+        for r in (store.runs() if runs is None else runs)
+        if not get_mode(r.mode).votes_on_preference
+    ]
     return {"threshold": threshold, "runs": runs, "annotators": annotator_step_agreement(store)}

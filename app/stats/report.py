@@ -9,18 +9,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..store import Store
 from .agreement import agreement_report, judge_human_kappa
+from .data import load_stats_data
+from .dataset import dataset_report
 from .judge_metrics import (
     frames_curve,
     item_verdicts,
     pointwise_vs_pairwise,
     run_metrics,
 )
-from .dataset import dataset_report
 from .length_bias import length_report
 from .prm import prm_report
-from .data import load_stats_data
-from ..store import Store
 
 
 def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200) -> dict[str, Any]:
@@ -75,22 +75,28 @@ def summary_text(report: dict[str, Any]) -> str:
     length = report["length"]
     lines.append(f"query words [q1, median, q3]: {length['query_words']}   response words: {length['response_words']}")
     hist = length["diff_hist"]
-    lines.append(f"length difference (chosen − rejected) / chosen: mean {_num(hist.get('mean'))},"
-                 f" median {_num(hist.get('median'))} over {hist.get('n', 0)} pairs")
+    lines.append(
+        f"length difference (chosen − rejected) / chosen: mean {_num(hist.get('mean'))},"
+        f" median {_num(hist.get('median'))} over {hist.get('n', 0)} pairs"
+    )
     agreement = report["agreement"]
     if agreement.get("cohen_mean") is None:
         lines.append("agreement: needs two or more annotators on shared items")
     else:
-        lines.append(f"agreement over {agreement.get('n_items')} items labelled by ≥ 2 annotators:"
-                     f" percent {_pct(agreement.get('percent'))}, Cohen's kappa mean {_num(agreement.get('cohen_mean'))},"
-                     f" Fleiss' kappa {_num(agreement.get('fleiss'))},"
-                     f" Krippendorff's alpha {_num(agreement.get('krippendorff_alpha'))}")
+        lines.append(
+            f"agreement over {agreement.get('n_items')} items labelled by ≥ 2 annotators:"
+            f" percent {_pct(agreement.get('percent'))}, Cohen's kappa mean {_num(agreement.get('cohen_mean'))},"
+            f" Fleiss' kappa {_num(agreement.get('fleiss'))},"
+            f" Krippendorff's alpha {_num(agreement.get('krippendorff_alpha'))}"
+        )
         for pair, kappa in (agreement.get("cohen_pairs") or {}).items():
             lines.append(f"  kappa {pair.replace('|', ' ↔ ')}: {_num(kappa)}")
     errors = (report.get("dataset") or {}).get("error_types") or {}
     if errors.get("tags"):
-        lines.append(f"dataset error tags ({errors['tags']} tags on {errors['items_tagged']} items): " + ", ".join(
-            f"{k} {_pct(v['share'])}" for k, v in errors["kinds"].items()))
+        lines.append(
+            f"dataset error tags ({errors['tags']} tags on {errors['items_tagged']} items): "
+            + ", ".join(f"{k} {_pct(v['share'])}" for k, v in errors["kinds"].items())
+        )
     for run_id, m in report["judges"].items():
         if m.get("official") is None:
             lines.append(f"judge run {run_id} ({m.get('mode')}): {m.get('note')}")
@@ -98,12 +104,14 @@ def summary_text(report: dict[str, Any]) -> str:
             c = m.get(convention)
             if not c:
                 continue
-            lines.append(f"judge run {run_id} ({m.get('mode')}, k={m.get('k')}, {convention} vote):"
-                         f" accuracy {_pct(c.get('overall'))} {_ci(c.get('overall_ci'))} of {c.get('decided')}"
-                         f" decided (undecided excluded), {_pct(c.get('overall_unparsed_wrong'))}"
-                         f" {_ci(c.get('overall_unparsed_wrong_ci'))} of {m.get('scored')} (undecided counted wrong);"
-                         f" macro {_pct(c.get('macro'))} / {_pct(c.get('macro_unparsed_wrong'))};"
-                         f" undecided {c.get('unparsed')}")
+            lines.append(
+                f"judge run {run_id} ({m.get('mode')}, k={m.get('k')}, {convention} vote):"
+                f" accuracy {_pct(c.get('overall'))} {_ci(c.get('overall_ci'))} of {c.get('decided')}"
+                f" decided (undecided excluded), {_pct(c.get('overall_unparsed_wrong'))}"
+                f" {_ci(c.get('overall_unparsed_wrong_ci'))} of {m.get('scored')} (undecided counted wrong);"
+                f" macro {_pct(c.get('macro'))} / {_pct(c.get('macro_unparsed_wrong'))};"
+                f" undecided {c.get('unparsed')}"
+            )
             if convention != "official":
                 continue
             lines.append(f"  samples: {m.get('samples_unparsed')} unparsed, {m.get('samples_failed')} failed")
@@ -113,22 +121,30 @@ def summary_text(report: dict[str, Any]) -> str:
                 lines.append(f"  source {source}: {_group(g)}")
             ties = c.get("ties") or {}
             if (ties.get("with_ties") or {}).get("n") != (ties.get("without_ties") or {}).get("n"):
-                lines.append(f"  with ties {_pct(ties['with_ties']['accuracy'])} of {ties['with_ties']['n']},"
-                             f" without ties {_pct(ties['without_ties']['accuracy'])} of {ties['without_ties']['n']}")
+                lines.append(
+                    f"  with ties {_pct(ties['with_ties']['accuracy'])} of {ties['with_ties']['n']},"
+                    f" without ties {_pct(ties['without_ties']['accuracy'])} of {ties['without_ties']['n']}"
+                )
             bon = c.get("best_of_n") or {}
             if bon.get("items"):
-                lines.append(f"  best-of-N on {bon['items']} items: {_pct(bon['accuracy'])} {_ci(bon['accuracy_ci'])}"
-                             f" (random {_pct(bon['random'])}, first response {_pct(bon['first_response'])})")
+                lines.append(
+                    f"  best-of-N on {bon['items']} items: {_pct(bon['accuracy'])} {_ci(bon['accuracy_ci'])}"
+                    f" (random {_pct(bon['random'])}, first response {_pct(bon['first_response'])})"
+                )
         for name, kappa in (m.get("human_kappa") or {}).items():
             lines.append(f"  Cohen's kappa judge ↔ {name}: {_num(kappa)}")
         if m.get("position_consistency") is not None:
-            lines.append(f"  position consistency {_pct(m['position_consistency'])},"
-                         f" first-position preference {_pct(m.get('first_position_preference'))}")
+            lines.append(
+                f"  position consistency {_pct(m['position_consistency'])},"
+                f" first-position preference {_pct(m.get('first_position_preference'))}"
+            )
     for s in (report.get("steps") or {}).get("runs", []):
-        lines.append(f"step run {s['run_id']} (erroneous = score ≤ {s['threshold']}): F1 erroneous"
-                     f" {_num(s['f1_erroneous'])}, correct {_num(s['f1_correct'])}, weighted {_num(s['f1_weighted'])}"
-                     f" over {s['steps']} steps; first-error accuracy {_pct(s['first_error_accuracy'])}"
-                     f" of {s['first_error_accuracy_n']}")
+        lines.append(
+            f"step run {s['run_id']} (erroneous = score ≤ {s['threshold']}): F1 erroneous"
+            f" {_num(s['f1_erroneous'])}, correct {_num(s['f1_correct'])}, weighted {_num(s['f1_weighted'])}"
+            f" over {s['steps']} steps; first-error accuracy {_pct(s['first_error_accuracy'])}"
+            f" of {s['first_error_accuracy_n']}"
+        )
     return "\n".join(lines)
 
 

@@ -12,9 +12,9 @@ from .connection import ReadOnlyError, StoreBase, discard_new_project, project_m
 from .items import AddResult, ItemsMixin, content_hash
 from .judge import JudgeMixin, RunRecord, VerdictRecord
 from .labels import LabelsMixin
+from .merge import MergeMixin
 from .schema import LATEST_VERSION, MIGRATIONS, SchemaError
 from .snapshot import SnapshotMixin
-from .merge import MergeMixin
 from .stats_queries import StatsMixin
 
 
@@ -22,12 +22,12 @@ class Store(ItemsMixin, LabelsMixin, JudgeMixin, StatsMixin, MergeMixin, Snapsho
     """A PairScope project file. Safe to share between threads (calls are serialized)."""
 
     @classmethod
-    def create(cls, path: str | Path) -> "Store":
+    def create(cls, path: str | Path) -> Store:
         """Open a project, creating the file (and its folder) when it does not exist."""
         return cls(path, create=True)
 
     @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False) -> "Store":
+    def open(cls, path: str | Path, *, readonly: bool = False) -> Store:
         """Open an existing project; ``FileNotFoundError`` when there is none.
 
         ``readonly=True`` reads it without ever writing it (an older project is upgraded
@@ -36,5 +36,16 @@ class Store(ItemsMixin, LabelsMixin, JudgeMixin, StatsMixin, MergeMixin, Snapsho
         return cls(path, create=False, readonly=readonly)
 
 
-__all__ = ["Store", "RunRecord", "VerdictRecord", "SchemaError", "ReadOnlyError", "AddResult", "content_hash",
-           "LATEST_VERSION", "MIGRATIONS", "discard_new_project", "project_media_dir"]
+__all__ = [
+    "Store",
+    "RunRecord",
+    "VerdictRecord",
+    "SchemaError",
+    "ReadOnlyError",
+    "AddResult",
+    "content_hash",
+    "LATEST_VERSION",
+    "MIGRATIONS",
+    "discard_new_project",
+    "project_media_dir",
+]

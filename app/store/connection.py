@@ -14,10 +14,10 @@ import shutil
 import sqlite3
 import stat
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Iterator
 
 import orjson
 
@@ -37,7 +37,7 @@ class ReadOnlyError(SchemaError, PermissionError):
 
 def utc_now() -> str:
     """ISO-8601 UTC timestamp with microseconds (sortable as text)."""
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def dumps(value) -> str:
@@ -66,8 +66,9 @@ def discard_new_project(path: str | Path, *, media: bool) -> None:
 
 
 def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
-    return sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False,
-                           timeout=BUSY_TIMEOUT_MS / 1000)
+    return sqlite3.connect(
+        target, uri=uri, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
 
 
 def _ro_uri(path: Path, *, immutable: bool = False) -> str:
@@ -281,8 +282,7 @@ class StoreBase:
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction() as conn:
             conn.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
 
@@ -301,5 +301,4 @@ class StoreBase:
         self.close()
 
 
-__all__ = ["StoreBase", "SchemaError", "ReadOnlyError", "utc_now", "dumps", "project_media_dir",
-           "discard_new_project"]
+__all__ = ["StoreBase", "SchemaError", "ReadOnlyError", "utc_now", "dumps", "project_media_dir", "discard_new_project"]

@@ -28,10 +28,16 @@ from .search import fts_query, index_batch
 def content_hash(item: Item, extra_json: str | None = None) -> str:
     """A stable hash of everything an item's content is made of (not its store or display id)."""
     payload = (
-        item.dataset_id, item.prompt, item.prompt_raw, item.category, item.subset,
+        item.dataset_id,
+        item.prompt,
+        item.prompt_raw,
+        item.category,
+        item.subset,
         tuple((r.text, r.model, tuple((s.text, s.correct) for s in r.steps)) for r in item.responses),
         tuple((m.kind, m.ref) for m in item.media),
-        item.reference.ranking, item.reference.strength, item.reference.ground_truth,
+        item.reference.ranking,
+        item.reference.strength,
+        item.reference.ground_truth,
         tuple((t.kind, t.subkind, t.note, t.raw) for t in item.reference.error_tags),
         extra_json if extra_json is not None else dumps(item.extra),
     )
@@ -143,13 +149,30 @@ class ItemBatcher:
             self.next_id += 1
             ref = item.reference
             ranking = ref.ranking
-            out.items.append((
-                item_id, item.ext_id, item.source_format, item.category, item.subset,
-                item.prompt, len(item.prompt.split()), item.prompt_raw, item.media_kind, len(item.responses),
-                orjson.dumps(ranking).decode() if ranking else None, ranking[0] if ranking else None,
-                ref.strength, ref.ground_truth, extra_json, digest, self.import_id,
-                sum(1 for m in item.media if m.path is None), item.source_id, key,
-            ))
+            out.items.append(
+                (
+                    item_id,
+                    item.ext_id,
+                    item.source_format,
+                    item.category,
+                    item.subset,
+                    item.prompt,
+                    len(item.prompt.split()),
+                    item.prompt_raw,
+                    item.media_kind,
+                    len(item.responses),
+                    orjson.dumps(ranking).decode() if ranking else None,
+                    ranking[0] if ranking else None,
+                    ref.strength,
+                    ref.ground_truth,
+                    extra_json,
+                    digest,
+                    self.import_id,
+                    sum(1 for m in item.media if m.path is None),
+                    item.source_id,
+                    key,
+                )
+            )
             for r in item.responses:
                 out.responses.append((item_id, r.index, r.text, len(r.text.split()), r.model))
                 for s_idx, step in enumerate(r.steps):
@@ -197,19 +220,34 @@ def _label_sets(f: ItemFilter) -> list[_Set]:
     if f.status in ("labeled", "unlabeled"):
         unlabeled = f.status == "unlabeled"
         if f.annotator:
-            sets.append(_Set(
-                f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
-                " AND outcome != 'cleared'", (f.annotator, f.label_kind),
-                f"EXISTS (SELECT 1 FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
-                " AND item_id = i.id AND outcome != 'cleared')", size=LARGE, negate=unlabeled))
+            sets.append(
+                _Set(
+                    f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
+                    " AND outcome != 'cleared'",
+                    (f.annotator, f.label_kind),
+                    f"EXISTS (SELECT 1 FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
+                    " AND item_id = i.id AND outcome != 'cleared')",
+                    size=LARGE,
+                    negate=unlabeled,
+                )
+            )
         else:
-            sets.append(_Set(
-                "SELECT item_id FROM label_current WHERE kind = ? AND outcome != 'cleared'", (f.label_kind,),
-                "EXISTS (SELECT 1 FROM label_current WHERE kind = ? AND item_id = i.id AND outcome != 'cleared')",
-                size=LARGE, negate=unlabeled))
+            sets.append(
+                _Set(
+                    "SELECT item_id FROM label_current WHERE kind = ? AND outcome != 'cleared'",
+                    (f.label_kind,),
+                    "EXISTS (SELECT 1 FROM label_current WHERE kind = ? AND item_id = i.id AND outcome != 'cleared')",
+                    size=LARGE,
+                    negate=unlabeled,
+                )
+            )
     elif f.status in ("adjudicated", "not_adjudicated"):
-        sets.append(_Set("SELECT item_id FROM label_current WHERE kind = 'adjudication' AND outcome != 'cleared'",
-                         negate=f.status == "not_adjudicated"))
+        sets.append(
+            _Set(
+                "SELECT item_id FROM label_current WHERE kind = 'adjudication' AND outcome != 'cleared'",
+                negate=f.status == "not_adjudicated",
+            )
+        )
     if f.disagreement == "annotators":
         sets.append(_Set("SELECT item_id FROM label_disagreements"))
     elif f.disagreement == "reference":
@@ -227,9 +265,13 @@ def _label_sets(f: ItemFilter) -> list[_Set]:
         else:
             sets.append(_Set(by_ref if source == "reference" else by_labels, (f.error_type,)))
     if f.discard_reason:
-        sets.append(_Set(
-            "SELECT lc.item_id FROM label_current lc, json_each(lc.discard_reasons) e"
-            " WHERE lc.kind = 'label' AND lc.discard_reasons != '[]' AND e.value = ?", (f.discard_reason,)))
+        sets.append(
+            _Set(
+                "SELECT lc.item_id FROM label_current lc, json_each(lc.discard_reasons) e"
+                " WHERE lc.kind = 'label' AND lc.discard_reasons != '[]' AND e.value = ?",
+                (f.discard_reason,),
+            )
+        )
     return sets
 
 
@@ -237,13 +279,21 @@ def _judge_set(run: int, judge: str | None) -> _Set:
     """Conditions on a judge run, read from ``judge_items`` (one row per judged item whose mode
     votes, written by ``app.judge.results.record_verdicts``: the vote is decided there)."""
     if judge is None:
-        return _Set("SELECT DISTINCT item_id FROM verdicts WHERE run_id = ?", (run,),
-                    "EXISTS (SELECT 1 FROM verdicts WHERE run_id = ? AND item_id = i.id)", size=LARGE)
+        return _Set(
+            "SELECT DISTINCT item_id FROM verdicts WHERE run_id = ?",
+            (run,),
+            "EXISTS (SELECT 1 FROM verdicts WHERE run_id = ? AND item_id = i.id)",
+            size=LARGE,
+        )
     test = {"inconsistent": "inconsistent", "failed": "failed > 0", "unparsed": "verdict = 'undecided'"}.get(
-        judge, f"verdict = '{judge}'")
-    return _Set(f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test}", (run,),
-                f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
-                size=LARGE if judge == "right" else SMALL)
+        judge, f"verdict = '{judge}'"
+    )
+    return _Set(
+        f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test}",
+        (run,),
+        f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
+        size=LARGE if judge == "right" else SMALL,
+    )
 
 
 def _like(text: str) -> str:
@@ -273,15 +323,25 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
             sets.append(_Set(by_id, (_like(text),), size=UNKNOWN))
         else:
             fts = "SELECT rowid FROM item_text WHERE item_text MATCH ?"
-            sets.append(_Set(f"{fts} UNION ALL {by_id}", (match, _like(text)),
-                             f"(i.id IN ({fts}) OR i.ext_id LIKE ? ESCAPE '\\')", size=UNKNOWN))
+            sets.append(
+                _Set(
+                    f"{fts} UNION ALL {by_id}",
+                    (match, _like(text)),
+                    f"(i.id IN ({fts}) OR i.ext_id LIKE ? ESCAPE '\\')",
+                    size=UNKNOWN,
+                )
+            )
     sets += _label_sets(f)
     if f.judge_run is not None:
         sets.append(_judge_set(f.judge_run, f.judge))
     if f.collection:
-        sets.append(_Set(
-            "SELECT item_id FROM collection_items WHERE collection_id = (SELECT id FROM collections WHERE name = ?)",
-            (f.collection,)))
+        sets.append(
+            _Set(
+                "SELECT item_id FROM collection_items"
+                " WHERE collection_id = (SELECT id FROM collections WHERE name = ?)",
+                (f.collection,),
+            )
+        )
     led = any(s.size == SMALL and not s.negate for s in sets)
     for s in sorted(sets, key=lambda s: (s.negate, s.size)):
         if led and s.size != SMALL and s.probe:
@@ -330,8 +390,9 @@ class ItemsMixin:
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 batch.items,
             )
-            conn.executemany("INSERT INTO responses (item_id, idx, text, words, model) VALUES (?,?,?,?,?)",
-                             batch.responses)
+            conn.executemany(
+                "INSERT INTO responses (item_id, idx, text, words, model) VALUES (?,?,?,?,?)", batch.responses
+            )
             conn.executemany("INSERT INTO steps VALUES (?,?,?,?,?)", batch.steps)
             conn.executemany("INSERT INTO media VALUES (?,?,?,?,?,?)", batch.media)
             conn.executemany("INSERT INTO ref_error_tags VALUES (?,?,?,?,?,?)", batch.tags)
@@ -363,13 +424,12 @@ class ItemsMixin:
         rows = self.query("SELECT category, count(*) FROM items GROUP BY category ORDER BY count(*) DESC, category")
         return dict(rows)
 
-    def item_summaries(self, offset: int = 0, limit: int = 500, category: str | None = None,
-                       filter: ItemFilter | None = None) -> list[ItemSummary]:
+    def item_summaries(
+        self, offset: int = 0, limit: int = 500, category: str | None = None, filter: ItemFilter | None = None
+    ) -> list[ItemSummary]:
         """A page of item-table rows in store order, optionally filtered."""
         where, params = _filter_sql(filter or ItemFilter(category=category))
-        rows = self.query(
-            f"{_SUMMARY_SQL} WHERE {where} ORDER BY i.id LIMIT ? OFFSET ?", (*params, limit, offset)
-        )
+        rows = self.query(f"{_SUMMARY_SQL} WHERE {where} ORDER BY i.id LIMIT ? OFFSET ?", (*params, limit, offset))
         return [ItemSummary(*row) for row in rows]
 
     def item_summaries_by_id(self, item_ids: list[int]) -> list[ItemSummary]:
@@ -377,7 +437,8 @@ class ItemsMixin:
         if not item_ids:
             return []
         marks = ",".join("?" * len(item_ids))
-        return [ItemSummary(*row) for row in self.query(f"{_SUMMARY_SQL} WHERE i.id IN ({marks}) ORDER BY i.id", item_ids)]
+        rows = self.query(f"{_SUMMARY_SQL} WHERE i.id IN ({marks}) ORDER BY i.id", item_ids)
+        return [ItemSummary(*row) for row in rows]
 
     def count_items(self, filter: ItemFilter | None = None, before_id: int | None = None) -> int:
         """How many items a filter selects (only those with ids below ``before_id``, if
@@ -437,9 +498,18 @@ class ItemsMixin:
             ground_truth=truth,
         )
         return Item(
-            ext_id=ext_id, prompt=prompt, responses=responses, media=media, category=category,
-            subset=subset, source_format=fmt, prompt_raw=prompt_raw, reference=reference,
-            extra=json.loads(extra), id=item_id, source_id=source_id,
+            ext_id=ext_id,
+            prompt=prompt,
+            responses=responses,
+            media=media,
+            category=category,
+            subset=subset,
+            source_format=fmt,
+            prompt_raw=prompt_raw,
+            reference=reference,
+            extra=json.loads(extra),
+            id=item_id,
+            source_id=source_id,
         )
 
     def missing_media(self) -> list[tuple[str, str, str]]:
@@ -462,4 +532,3 @@ class ItemsMixin:
             missing_media=q("SELECT count(*) FROM media WHERE path IS NULL OR problem IS NOT NULL"),
             schema_version=self.schema_version,
         )
-

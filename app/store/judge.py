@@ -77,26 +77,69 @@ def _run(row) -> RunRecord:
 def _verdict(row) -> VerdictRecord:
     (run_id, item_id, sample, order, raw, choice, scores, parsed, rationale, t_in, t_out, lat, err, media, at) = row
     return VerdictRecord(
-        run_id, item_id, sample, tuple(json.loads(order)), raw, choice,
-        tuple(json.loads(scores)) if scores else None, bool(parsed), rationale, t_in, t_out, lat, err,
-        json.loads(media) if media else None, at,
+        run_id,
+        item_id,
+        sample,
+        tuple(json.loads(order)),
+        raw,
+        choice,
+        tuple(json.loads(scores)) if scores else None,
+        bool(parsed),
+        rationale,
+        t_in,
+        t_out,
+        lat,
+        err,
+        json.loads(media) if media else None,
+        at,
     )
 
 
 class JudgeMixin:
     """Judge-run storage. Mixed into :class:`pairscope.app.store.Store`."""
 
-    def create_run(self, *, backend: str, model_path: str, weights_hash: str | None, template_name: str | None,
-                   template_text: str, template_hash: str, mode: str, k: int, both_orders: bool,
-                   frames: int | None, seed: int, generation: dict[str, Any], parser: str = "lenient",
-                   derived_from: int | None = None, status: str = "running") -> RunRecord:
+    def create_run(
+        self,
+        *,
+        backend: str,
+        model_path: str,
+        weights_hash: str | None,
+        template_name: str | None,
+        template_text: str,
+        template_hash: str,
+        mode: str,
+        k: int,
+        both_orders: bool,
+        frames: int | None,
+        seed: int,
+        generation: dict[str, Any],
+        parser: str = "lenient",
+        derived_from: int | None = None,
+        status: str = "running",
+    ) -> RunRecord:
         """Record a new run (status ``running`` unless told otherwise)."""
         with self.transaction() as conn:
             run_id = conn.execute(
                 f"INSERT INTO judge_runs ({_RUN_COLUMNS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (str(uuidlib.uuid4()), utc_now(), backend, model_path, weights_hash, template_name, template_text,
-                 template_hash, mode, k, int(both_orders), frames, seed, dumps(generation), status, parser,
-                 derived_from),
+                (
+                    str(uuidlib.uuid4()),
+                    utc_now(),
+                    backend,
+                    model_path,
+                    weights_hash,
+                    template_name,
+                    template_text,
+                    template_hash,
+                    mode,
+                    k,
+                    int(both_orders),
+                    frames,
+                    seed,
+                    dumps(generation),
+                    status,
+                    parser,
+                    derived_from,
+                ),
             ).lastrowid
         return self.run(run_id)
 
@@ -117,10 +160,23 @@ class JudgeMixin:
         """Store a batch of verdicts in one transaction (a sample already stored is kept)."""
         now = utc_now()
         rows = [
-            (v.run_id, v.item_id, v.sample_idx, json.dumps(list(v.order_shown)), v.raw_output, v.choice,
-             json.dumps(list(v.scores)) if v.scores is not None else None, int(v.parsed), v.rationale,
-             v.tokens_in, v.tokens_out, v.latency_s, v.error, dumps(v.media_sent) if v.media_sent else None,
-             v.created_at or now)
+            (
+                v.run_id,
+                v.item_id,
+                v.sample_idx,
+                json.dumps(list(v.order_shown)),
+                v.raw_output,
+                v.choice,
+                json.dumps(list(v.scores)) if v.scores is not None else None,
+                int(v.parsed),
+                v.rationale,
+                v.tokens_in,
+                v.tokens_out,
+                v.latency_s,
+                v.error,
+                dumps(v.media_sent) if v.media_sent else None,
+                v.created_at or now,
+            )
             for v in verdicts
         ]
         with self.transaction() as conn:
@@ -130,9 +186,7 @@ class JudgeMixin:
 
     def done_samples(self, run_id: int) -> set[tuple[int, int]]:
         """``(item_id, sample_idx)`` already judged without error in a run (resume skips them)."""
-        return set(self.query(
-            "SELECT item_id, sample_idx FROM verdicts WHERE run_id = ? AND error IS NULL", (run_id,)
-        ))
+        return set(self.query("SELECT item_id, sample_idx FROM verdicts WHERE run_id = ? AND error IS NULL", (run_id,)))
 
     def verdicts(self, run_id: int | None = None, item_id: int | None = None) -> list[VerdictRecord]:
         """Verdicts of a run and/or an item, in run, item and sample order."""
@@ -144,15 +198,20 @@ class JudgeMixin:
             clauses.append("item_id = ?")
             params.append(item_id)
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
-        rows = self.query(f"SELECT {_VERDICT_COLUMNS} FROM verdicts{where} ORDER BY run_id, item_id, sample_idx", params)
+        sql = f"SELECT {_VERDICT_COLUMNS} FROM verdicts{where} ORDER BY run_id, item_id, sample_idx"
+        rows = self.query(sql, params)
         return [_verdict(r) for r in rows]
 
     def clear_failed(self, run_id: int) -> list[int]:
         """Drop errored samples of a run so a resume retries them; returns the items touched
         (whose item verdicts the caller refreshes)."""
         with self.transaction() as conn:
-            items = [r[0] for r in conn.execute(
-                "SELECT DISTINCT item_id FROM verdicts WHERE run_id = ? AND error IS NOT NULL", (run_id,))]
+            items = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT item_id FROM verdicts WHERE run_id = ? AND error IS NOT NULL", (run_id,)
+                )
+            ]
             conn.execute("DELETE FROM verdicts WHERE run_id = ? AND error IS NOT NULL", (run_id,))
         return items
 
@@ -163,16 +222,20 @@ class JudgeMixin:
         plurality_choice, plurality_verdict, inconsistent, unparsed, failed)``; an item whose
         row is ``None`` after the item id (no votes) loses its row."""
         with self.transaction() as conn:
-            conn.executemany("DELETE FROM judge_items WHERE run_id = ? AND item_id = ?",
-                             [(run_id, r[0]) for r in rows])
-            conn.executemany("INSERT INTO judge_items (run_id, item_id, choice, verdict, plurality_choice,"
-                             " plurality_verdict, inconsistent, unparsed, failed) VALUES (?,?,?,?,?,?,?,?,?)",
-                             [(run_id, *r) for r in rows if r[1:] and r[2] is not None])
+            conn.executemany("DELETE FROM judge_items WHERE run_id = ? AND item_id = ?", [(run_id, r[0]) for r in rows])
+            conn.executemany(
+                "INSERT INTO judge_items (run_id, item_id, choice, verdict, plurality_choice,"
+                " plurality_verdict, inconsistent, unparsed, failed) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(run_id, *r) for r in rows if r[1:] and r[2] is not None],
+            )
 
     def item_verdict_rows(self, run_id: int) -> dict[int, tuple]:
         """The stored ``judge_items`` rows of a run by item id (see ``put_item_verdicts``)."""
-        rows = self.query("SELECT item_id, choice, verdict, plurality_choice, plurality_verdict, inconsistent,"
-                          " unparsed, failed FROM judge_items WHERE run_id = ?", (run_id,))
+        rows = self.query(
+            "SELECT item_id, choice, verdict, plurality_choice, plurality_verdict, inconsistent,"
+            " unparsed, failed FROM judge_items WHERE run_id = ?",
+            (run_id,),
+        )
         return {r[0]: tuple(r) for r in rows}
 
     def item_verdicts_stale(self) -> bool:
@@ -190,9 +253,10 @@ class JudgeMixin:
         ids = list(item_ids)
         out: dict[int, int] = {}
         for start in range(0, len(ids), 900):
-            chunk = ids[start:start + 900]
-            out.update(self.query(f"SELECT id, n_responses FROM items WHERE id IN ({','.join('?' * len(chunk))})",
-                                  chunk))
+            chunk = ids[start : start + 900]
+            out.update(
+                self.query(f"SELECT id, n_responses FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            )
         return out
 
     def ref_chosen(self, item_ids: Sequence[int] | None = None) -> dict[int, int | None]:
@@ -202,7 +266,8 @@ class JudgeMixin:
         ids = list(item_ids)
         out: dict[int, int | None] = {}
         for start in range(0, len(ids), 900):
-            chunk = ids[start:start + 900]
-            out.update(self.query(f"SELECT id, ref_chosen FROM items WHERE id IN ({','.join('?' * len(chunk))})",
-                                  chunk))
+            chunk = ids[start : start + 900]
+            out.update(
+                self.query(f"SELECT id, ref_chosen FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            )
         return out

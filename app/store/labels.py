@@ -39,9 +39,7 @@ def _label_from_row(row) -> Label:
 #: ``labels_keep_current``, schema migration 2) names the current ``labels`` row per (kind,
 #: item, annotator); a ``cleared`` current row means "no current label". Every reader below
 #: goes through it.
-_CURRENT_FROM = (
-    "label_current lc JOIN labels l ON l.rowid = lc.label_rowid JOIN annotators a ON a.id = lc.annotator_id"
-)
+_CURRENT_FROM = "label_current lc JOIN labels l ON l.rowid = lc.label_rowid JOIN annotators a ON a.id = lc.annotator_id"
 _KINDS = ("label", "adjudication")
 _ANY_KIND = "lc.kind IN ('label', 'adjudication')"  # lets an item's lookups use the primary key
 _ANNOTATOR = "(SELECT id FROM annotators WHERE name = ?)"  # evaluated once per statement
@@ -81,9 +79,7 @@ class LabelsMixin:
             row = conn.execute("SELECT id FROM annotators WHERE name = ?", (name,)).fetchone()
             if row:
                 return row[0]
-            return conn.execute(
-                "INSERT INTO annotators (name, created_at) VALUES (?, ?)", (name, utc_now())
-            ).lastrowid
+            return conn.execute("INSERT INTO annotators (name, created_at) VALUES (?, ?)", (name, utc_now())).lastrowid
 
     def find_annotator(self, name: str) -> int | None:
         """The id of an annotator, ``None`` if nobody of that name has labeled yet (reads only)."""
@@ -118,10 +114,20 @@ class LabelsMixin:
                 " strength, error_types, discard_reasons, note, display_order, step_marks)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
-                    stored.uuid, stored.item_id, annotator_id, stored.created_at, stored.kind, stored.outcome,
-                    json.dumps(list(stored.ranking)), stored.preferred, stored.strength,
-                    dumps([e.__dict__ for e in stored.error_types]), json.dumps(list(stored.discard_reasons)),
-                    stored.note, json.dumps(list(stored.display_order)), json.dumps([list(m) for m in stored.step_marks]),
+                    stored.uuid,
+                    stored.item_id,
+                    annotator_id,
+                    stored.created_at,
+                    stored.kind,
+                    stored.outcome,
+                    json.dumps(list(stored.ranking)),
+                    stored.preferred,
+                    stored.strength,
+                    dumps([e.__dict__ for e in stored.error_types]),
+                    json.dumps(list(stored.discard_reasons)),
+                    stored.note,
+                    json.dumps(list(stored.display_order)),
+                    json.dumps([list(m) for m in stored.step_marks]),
                 ),
             )
         return stored
@@ -148,8 +154,9 @@ class LabelsMixin:
         )
         return _label_from_row(rows[0]) if rows else None
 
-    def current_labels(self, annotator: str, item_ids: list[int] | None = None,
-                       kind: str = "label") -> dict[int, Label]:
+    def current_labels(
+        self, annotator: str, item_ids: list[int] | None = None, kind: str = "label"
+    ) -> dict[int, Label]:
         """The current (not cleared) label of ``kind`` per item for one annotator.
 
         ``item_ids=None`` means every item; otherwise only those (one query either way).
@@ -248,10 +255,14 @@ class LabelsMixin:
         """Add items to a named collection (created on first use); returns how many were new."""
         with self.transaction() as conn:
             row = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()
-            coll_id = row[0] if row else conn.execute(
-                "INSERT INTO collections (name, description, created_at) VALUES (?, ?, ?)",
-                (name, description, utc_now()),
-            ).lastrowid
+            coll_id = (
+                row[0]
+                if row
+                else conn.execute(
+                    "INSERT INTO collections (name, description, created_at) VALUES (?, ?, ?)",
+                    (name, description, utc_now()),
+                ).lastrowid
+            )
             before = conn.total_changes
             now = utc_now()
             conn.executemany(
@@ -262,14 +273,19 @@ class LabelsMixin:
 
     def collections(self) -> dict[str, int]:
         """Collection name → item count."""
-        return dict(self.query(
-            "SELECT c.name, count(ci.item_id) FROM collections c"
-            " LEFT JOIN collection_items ci ON ci.collection_id = c.id GROUP BY c.id ORDER BY c.name"
-        ))
+        return dict(
+            self.query(
+                "SELECT c.name, count(ci.item_id) FROM collections c"
+                " LEFT JOIN collection_items ci ON ci.collection_id = c.id GROUP BY c.id ORDER BY c.name"
+            )
+        )
 
     def collection_item_ids(self, name: str) -> list[int]:
-        return [r[0] for r in self.query(
-            "SELECT ci.item_id FROM collection_items ci JOIN collections c ON c.id = ci.collection_id"
-            " WHERE c.name = ? ORDER BY ci.item_id",
-            (name,),
-        )]
+        return [
+            r[0]
+            for r in self.query(
+                "SELECT ci.item_id FROM collection_items ci JOIN collections c ON c.id = ci.collection_id"
+                " WHERE c.name = ? ORDER BY ci.item_id",
+                (name,),
+            )
+        ]

@@ -31,15 +31,33 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
 #: Tables every PairScope project has (and a merge reads).
-REQUIRED_TABLES = frozenset({"meta", "items", "responses", "steps", "media", "ref_error_tags", "annotators",
-                             "labels", "display_orders", "judge_runs", "verdicts", "collections",
-                             "collection_items"})
+REQUIRED_TABLES = frozenset(
+    {
+        "meta",
+        "items",
+        "responses",
+        "steps",
+        "media",
+        "ref_error_tags",
+        "annotators",
+        "labels",
+        "display_orders",
+        "judge_runs",
+        "verdicts",
+        "collections",
+        "collection_items",
+    }
+)
 #: Columns that belong to the receiving project: the ids it assigns, its own import log.
-_OWN_COLUMNS = {"items": {"id", "import_id"}, "annotators": {"id"}, "judge_runs": {"id"}, "verdicts": {"id"},
-                "collections": {"id"}}
+_OWN_COLUMNS = {
+    "items": {"id", "import_id"},
+    "annotators": {"id"},
+    "judge_runs": {"id"},
+    "verdicts": {"id"},
+    "collections": {"id"},
+}
 #: Tables whose row ids differ between projects, and the columns that conventionally hold them.
-_REMAPPED = {"items": "item_id", "annotators": "annotator_id", "judge_runs": "run_id",
-             "collections": "collection_id"}
+_REMAPPED = {"items": "item_id", "annotators": "annotator_id", "judge_runs": "run_id", "collections": "collection_id"}
 #: Rows that belong to one item and travel with a new item (media apart: files are copied).
 _ITEM_CHILDREN = ("responses", "steps", "ref_error_tags")
 
@@ -56,7 +74,7 @@ def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [c.name for c in _database(conn).table(table).columns]
 
 
-def _database(conn: sqlite3.Connection) -> "Database":
+def _database(conn: sqlite3.Connection) -> Database:
     # sqlite-utils would otherwise switch recursive triggers on for the store's connection.
     # sqlite-utils pulls in pandas when present (~0.4 s): only when a merge needs the schema
     from sqlite_utils import Database
@@ -99,7 +117,9 @@ class ProjectSource:
             self.conn.execute("BEGIN")  # one consistent snapshot for every read below and later
             self.meta: dict[str, str] = dict(self.conn.execute("SELECT key, value FROM meta"))
             #: identity -> (item id, content hash)
-            self.items = {key: (i, h) for i, key, h in self.conn.execute("SELECT id, identity, content_hash FROM items")}
+            self.items = {
+                key: (i, h) for i, key, h in self.conn.execute("SELECT id, identity, content_hash FROM items")
+            }
             #: the dataset ids of its items
             self.dataset_ids = {d for (d,) in self.conn.execute("SELECT coalesce(source_id, ext_id) FROM items")}
         except sqlite3.DatabaseError as exc:
@@ -111,8 +131,9 @@ class ProjectSource:
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        return sqlite3.connect(path.absolute().as_uri() + "?mode=ro", uri=True, isolation_level=None,
-                               check_same_thread=False)
+        return sqlite3.connect(
+            path.absolute().as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+        )
 
     def _check(self, check_integrity: bool) -> None:
         conn, path = self.conn, self.path
@@ -122,8 +143,10 @@ class ProjectSource:
                 raise ForeignProjectError(f"{path} is corrupt (integrity check: {'; '.join(rows)})")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > LATEST_VERSION:
-            raise ForeignProjectError(f"{path} uses schema version {version}, but this PairScope only knows up "
-                                      f"to {LATEST_VERSION}; upgrade PairScope to merge it")
+            raise ForeignProjectError(
+                f"{path} uses schema version {version}, but this PairScope only knows up "
+                f"to {LATEST_VERSION}; upgrade PairScope to merge it"
+            )
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if version < 1 or not REQUIRED_TABLES <= tables:
             raise ForeignProjectError(f"{path} is an SQLite file but not a PairScope project")
@@ -227,8 +250,9 @@ class ProjectCopier:
         self._columns_of: dict[str, list[str]] = {}
         self._remaps: dict[str, dict[str, dict[int, int]]] = {}
         self._annotators = dict(self.conn.execute("SELECT name, id FROM annotators"))
-        self._src_annotators = {row["id"]: row for row in self._source_rows(
-            "annotators", ["id", *self._columns("annotators")], ["id"])}
+        self._src_annotators = {
+            row["id"]: row for row in self._source_rows("annotators", ["id", *self._columns("annotators")], ["id"])
+        }
 
     # -- columns ---------------------------------------------------------------------------
 
@@ -316,8 +340,10 @@ class ProjectCopier:
         responses = []
         for table in _ITEM_CHILDREN:
             child_columns = self._columns(table)
-            rows = [self._translate(table, r) for r in self._source_rows(
-                table, child_columns, _database(self.src.conn).table(table).pks)]
+            rows = [
+                self._translate(table, r)
+                for r in self._source_rows(table, child_columns, _database(self.src.conn).table(table).pks)
+            ]
             rows = [r for r in rows if r["item_id"] in new]
             self._insert(table, child_columns, rows)
             if table == "responses":
@@ -370,8 +396,10 @@ class ProjectCopier:
         """Blind display orders per (item, annotator name); the first one seen is kept."""
         columns = self._columns("display_orders")
         for row in self._labels_of("display_orders", columns, annotator, ["item_id", "annotator_id"]):
-            stored = self.conn.execute("SELECT display_order FROM display_orders WHERE item_id = ? AND annotator_id = ?",
-                                       (row["item_id"], row["annotator_id"])).fetchone()
+            stored = self.conn.execute(
+                "SELECT display_order FROM display_orders WHERE item_id = ? AND annotator_id = ?",
+                (row["item_id"], row["annotator_id"]),
+            ).fetchone()
             if stored is None:
                 self._insert_row("display_orders", columns, row)
                 self.counts.display_orders_added += 1
@@ -405,8 +433,7 @@ class ProjectCopier:
             if row["item_id"] not in self.item_map:
                 continue
             row = self._translate("verdicts", row)
-            self.counts.verdicts_added += self._insert_row(
-                "verdicts", columns, row, "INSERT OR IGNORE").rowcount
+            self.counts.verdicts_added += self._insert_row("verdicts", columns, row, "INSERT OR IGNORE").rowcount
         if self.counts.verdicts_added:  # the judge layer recomputes its per-item verdicts
             self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('judge_items_stale', '1')")
 
@@ -424,13 +451,17 @@ class ProjectCopier:
             if only_with_items and src_id not in members:
                 continue
             found = self.conn.execute("SELECT id FROM collections WHERE name = ?", (row["name"],)).fetchone()
-            self.maps["collections"][src_id] = found[0] if found else self._insert_row(
-                "collections", columns, row).lastrowid
+            self.maps["collections"][src_id] = (
+                found[0] if found else self._insert_row("collections", columns, row).lastrowid
+            )
             self.counts.collections_added += found is None
             for member in members.get(src_id, ()):
                 self.counts.collection_items_added += self._insert_row(
-                    "collection_items", member_columns, self._translate("collection_items", dict(member)),
-                    "INSERT OR IGNORE").rowcount
+                    "collection_items",
+                    member_columns,
+                    self._translate("collection_items", dict(member)),
+                    "INSERT OR IGNORE",
+                ).rowcount
 
 
 class MergeMixin:
@@ -464,8 +495,9 @@ class MergeMixin:
         with self.transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", values.items())
 
-    def log_merged_input(self, path: str, fmt: str, sha256: str, added: Sequence[int], matched: int,
-                         options: dict) -> int:
+    def log_merged_input(
+        self, path: str, fmt: str, sha256: str, added: Sequence[int], matched: int, options: dict
+    ) -> int:
         """Log a merged input in ``imports`` and mark the items it added as imported by it."""
         with self.transaction() as conn:
             import_id = self.begin_import(path, fmt, sha256, options)

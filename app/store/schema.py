@@ -125,7 +125,8 @@ def _initial(conn: sqlite3.Connection) -> None:
             annotator_id    INTEGER NOT NULL REFERENCES annotators(id),
             created_at      TEXT NOT NULL,
             kind            TEXT NOT NULL DEFAULT 'label' CHECK (kind IN ('label', 'adjudication')),
-            outcome         TEXT NOT NULL CHECK (outcome IN ('prefer', 'tie', 'both_bad', 'discard', 'unrated', 'cleared')),
+            outcome         TEXT NOT NULL
+                            CHECK (outcome IN ('prefer', 'tie', 'both_bad', 'discard', 'unrated', 'cleared')),
             ranking         TEXT NOT NULL DEFAULT '[]',
             preferred       INTEGER,       -- ranking[0] when outcome is 'prefer' (for statistics)
             strength        TEXT,
@@ -195,7 +196,7 @@ def _initial(conn: sqlite3.Connection) -> None:
             added_at      TEXT NOT NULL,
             PRIMARY KEY (collection_id, item_id)
         ) WITHOUT ROWID;
-        """
+        """,
     )
 
 
@@ -271,8 +272,9 @@ def _search(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
         conn.execute("DROP TABLE temp.fts5_probe")
     except sqlite3.OperationalError as exc:
-        raise SchemaError(f"the SQLite of this Python ({sqlite3.sqlite_version}) lacks FTS5, which PairScope's "
-                          f"search needs: {exc}") from exc
+        raise SchemaError(
+            f"the SQLite of this Python ({sqlite3.sqlite_version}) lacks FTS5, which PairScope's search needs: {exc}"
+        ) from exc
     run_script(
         conn,
         f"""
@@ -366,7 +368,7 @@ def _search(conn: sqlite3.Connection) -> None:
         -- Covering index for the triggers above and for backfilling.
         CREATE INDEX verdicts_run_vote ON verdicts(run_id, item_id, sample_idx, parsed, choice);
         CREATE INDEX ref_error_tags_kind ON ref_error_tags(kind, item_id);
-        """
+        """,
     )
     _backfill_judge_items(conn)
 
@@ -413,18 +415,22 @@ def _item_identity(conn: sqlite3.Connection) -> None:
     from ..records import Item, Response
     from .items import identity_key  # the one definition; items imports this module's users
 
-    run_script(conn, """
+    run_script(
+        conn,
+        """
         ALTER TABLE items ADD COLUMN source_id TEXT;
         ALTER TABLE items ADD COLUMN identity TEXT;
-    """)
+    """,
+    )
     texts: dict[int, list[str]] = {}
     for item_id, text in conn.execute("SELECT item_id, text FROM responses ORDER BY item_id, idx"):
         texts.setdefault(item_id, []).append(text)
     rows = []
     for item_id, ext_id, prompt, prompt_raw in conn.execute("SELECT id, ext_id, prompt, prompt_raw FROM items"):
         responses = tuple(Response(i, t) for i, t in enumerate(texts.get(item_id, ())))
-        rows.append((identity_key(Item(ext_id=ext_id, prompt=prompt, prompt_raw=prompt_raw, responses=responses)),
-                     item_id))
+        rows.append(
+            (identity_key(Item(ext_id=ext_id, prompt=prompt, prompt_raw=prompt_raw, responses=responses)), item_id)
+        )
     conn.executemany("UPDATE items SET identity = ? WHERE id = ?", rows)
     conn.execute("CREATE UNIQUE INDEX items_identity ON items(identity)")
 
@@ -441,7 +447,9 @@ def _item_verdicts(conn: sqlite3.Connection) -> None:
     (``meta.judge_items_stale``). ``judge_runs.parser`` records the verdict parser profile and
     ``derived_from`` the run a reparse or import was made from.
     """
-    run_script(conn, """
+    run_script(
+        conn,
+        """
         DROP TRIGGER IF EXISTS verdicts_added;
         DROP TRIGGER IF EXISTS verdicts_removed;
         DROP TRIGGER IF EXISTS verdicts_changed;
@@ -465,7 +473,8 @@ def _item_verdicts(conn: sqlite3.Connection) -> None:
         ALTER TABLE judge_runs ADD COLUMN derived_from INTEGER REFERENCES judge_runs(id);
         INSERT OR REPLACE INTO meta (key, value)
             SELECT 'judge_items_stale', '1' WHERE EXISTS (SELECT 1 FROM verdicts);
-    """)
+    """,
+    )
 
 
 #: Every migration in order. Append new ones; never edit an applied one.

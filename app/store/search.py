@@ -165,6 +165,14 @@ def delete_filter(store: Store, name: str) -> bool:
 
 
 __all__ = [
-    "MAX_TERMS", "fts_query", "index_batch", "rebuild_index", "check_index",
-    "saved_filters", "save_filter", "delete_filter", "filter_to_dict", "filter_from_dict",
+    "MAX_TERMS",
+    "fts_query",
+    "index_batch",
+    "rebuild_index",
+    "check_index",
+    "saved_filters",
+    "save_filter",
+    "delete_filter",
+    "filter_to_dict",
+    "filter_from_dict",
 ]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class SnapshotMixin:

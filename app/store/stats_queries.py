@@ -79,9 +79,11 @@ class StatsMixin:
                 "SELECT group_concat(id), group_concat(n_responses), group_concat(coalesce(ref_chosen, -1)),"
                 " group_concat(prompt_words) FROM (SELECT * FROM items ORDER BY id)"
             )[0]
-            text_rows = self.query("SELECT category, media_kind, json_extract(extra, '$.query_source'),"
-                                   " (length(coalesce(prompt_raw, prompt)) - length(replace(coalesce(prompt_raw,"
-                                   " prompt), '<image>', ''))) / 7 FROM items ORDER BY id")
+            text_rows = self.query(
+                "SELECT category, media_kind, json_extract(extra, '$.query_source'),"
+                " (length(coalesce(prompt_raw, prompt)) - length(replace(coalesce(prompt_raw,"
+                " prompt), '<image>', ''))) / 7 FROM items ORDER BY id"
+            )
             r_items, r_idx, r_words = self.query(
                 "SELECT group_concat(item_id), group_concat(idx), group_concat(words) FROM responses WHERE idx < 2"
             )[0]
@@ -89,9 +91,25 @@ class StatsMixin:
             names = dict(self.query("SELECT id, name FROM annotators"))
             l_items, l_annotators, l_codes = self.query(_CURRENT_LABELS)[0]
             runs = [self._run_verdict_rows(run) for run in self.runs()]
-        return StatsRows(ids, n_resp, chosen, words, [r[0] for r in text_rows], [r[1] for r in text_rows],
-                         r_items, r_idx, r_words, tags, names, l_items, l_annotators, l_codes, runs,
-                         [r[2] for r in text_rows], ",".join(str(r[3]) for r in text_rows) or None)
+        return StatsRows(
+            ids,
+            n_resp,
+            chosen,
+            words,
+            [r[0] for r in text_rows],
+            [r[1] for r in text_rows],
+            r_items,
+            r_idx,
+            r_words,
+            tags,
+            names,
+            l_items,
+            l_annotators,
+            l_codes,
+            runs,
+            [r[2] for r in text_rows],
+            ",".join(str(r[3]) for r in text_rows) or None,
+        )
 
     def _run_verdict_rows(self, run: RunRecord) -> RunVerdictRows:
         columns = tuple(self.query(_RUN_VERDICTS, (run.id,))[0])
