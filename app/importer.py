@@ -185,7 +185,7 @@ def import_file(
 def _summarise_missing(report: ImportReport, added) -> None:
     """Count the items added without a usable media file, keep the first few as examples and
     the folder every missing reference starts with (for a ``--media-root`` hint)."""
-    refs = []
+    refs: list[str] = []
     for item in added:
         missing = [m for m in item.media if m.missing]
         if not missing:

@@ -137,6 +137,13 @@ class Item:
     source_id: str | None = None
 
     @property
+    def stored_id(self) -> int:
+        """The project's id of an item read from a store (``ValueError`` before it is stored)."""
+        if self.id is None:
+            raise ValueError(f"item {self.ext_id!r} is not stored in a project yet")
+        return self.id
+
+    @property
     def dataset_id(self) -> str:
         """The id exactly as the dataset wrote it (what exports write back)."""
         return self.ext_id if self.source_id is None else self.source_id

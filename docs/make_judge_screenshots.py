@@ -16,7 +16,6 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
-from tiny_models import build_tiny_qwen2_vl  # noqa: E402
 
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
@@ -24,6 +23,7 @@ from pairscope.app.gui.main_window import MainWindow  # noqa: E402
 from pairscope.app.labeling import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402
+from tiny_models import build_tiny_qwen2_vl  # noqa: E402
 
 
 def main() -> None:

@@ -16,10 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fake_backend import FakeBackend  # noqa: E402
 from PySide6.QtCore import QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from fake_backend import FakeBackend  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.stats_view import StatsView  # noqa: E402
 from pairscope.app.judge.session import JudgeConfig, JudgeSession  # noqa: E402

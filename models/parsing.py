@@ -254,7 +254,8 @@ def _interpret(segment: str, n: int, *, explicit: bool) -> _Reading | None:
 
 
 def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading]]:
-    text, found = plain.text, []
+    text = plain.text
+    found: list[tuple[int, int, _Reading]] = []
     for pattern in (_LABEL_LINE, _LABEL_STRONG):
         for m in pattern.finditer(text):
             start, end = m.start(), m.end()
@@ -265,13 +266,13 @@ def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading
                     rest, end = nxt.group("line"), nxt.end()
             if pattern is _LABEL_LINE:
                 start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>#-+•0123456789.)"))
-            reading = _interpret(rest, n, explicit=True) if rest.strip() else _Reading(error="verdict line is empty")
-            found.append((start, end, reading))
+            reading = _interpret(rest, n, explicit=True) if rest.strip() else None
+            found.append((start, end, reading or _Reading(error="verdict line is empty")))
     for pattern in (_BRACKET, _BOXED):
         for m in pattern.finditer(text):
-            reading = _interpret(m.group(0), n, explicit=False)
-            if reading is not None:
-                found.append((m.start(), m.end(), reading))
+            bracketed = _interpret(m.group(0), n, explicit=False)
+            if bracketed is not None:
+                found.append((m.start(), m.end(), bracketed))
     return found
 
 
@@ -301,10 +302,11 @@ def parse_pairwise(text: str, n_answers: int = 2) -> PairwiseVerdict:
         how = "verdict line"
     else:
         final = _final_sentence(plain.text)
-        reading = _interpret(plain.text[final[0] : final[1]], n_answers, explicit=False) if final else None
-        if reading is None:
+        claim = _interpret(plain.text[final[0] : final[1]], n_answers, explicit=False) if final else None
+        if claim is None or final is None:
             return PairwiseVerdict(None, False, False, "no verdict line", None)
-        (start, end), how = final, "final sentence"  # type: ignore[misc]
+        reading = claim
+        (start, end), how = final, "final sentence"
     span = plain.span(start, end)
     if reading.error:
         return PairwiseVerdict(None, False, False, reading.error, span)
@@ -385,12 +387,14 @@ def parse_step_scores(text: str, n_steps: int, scale: int = 5) -> StepVerdict:
     problems = [f"step {k} out of range for {n_steps} steps" for k in sorted(last) if not 1 <= k <= n_steps]
     scores: list[int | None] = []
     for k in range(1, n_steps + 1):
-        m = last.get(k)
-        value = m and m.group("v")
-        if m is None:
+        line = last.get(k)
+        if line is None:
             problems.append(f"no score for step {k}")
-        elif m.group("den") is not None and int(m.group("den")) != scale:
-            problems.append(f"step {k} score {value}/{m.group('den')} is not out of {scale}")
+            scores.append(None)
+            continue
+        value = line.group("v")
+        if line.group("den") is not None and int(line.group("den")) != scale:
+            problems.append(f"step {k} score {value}/{line.group('den')} is not out of {scale}")
         elif not value.isdigit():
             problems.append(f"step {k} score {value} is not a whole number")
         elif not 1 <= int(value) <= scale:
@@ -430,7 +434,8 @@ _STRICT_STEP = re.compile(r"Step (?P<k>\d+): (?P<v>\d+)")
 
 def _last_lines(text: str, n: int) -> list[tuple[int, int]]:
     """Spans of the last ``n`` non-empty lines (stripped), oldest first; fewer if there are fewer."""
-    spans, end = [], len(text)
+    spans: list[tuple[int, int]] = []
+    end = len(text)
     while len(spans) < n and end > 0:
         start = text.rfind("\n", 0, end) + 1
         line = text[start:end]

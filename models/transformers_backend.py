@@ -109,9 +109,10 @@ class TransformersBackend:
 
     def _check_processor(self, video_mode: str) -> None:
         """Checked before the weights load: a tokenizer, a chat template, a video processor if asked."""
-        self.tokenizer = getattr(self.processor, "tokenizer", None)
-        if self.tokenizer is None or not hasattr(self.processor, "apply_chat_template"):
+        tokenizer = getattr(self.processor, "tokenizer", None)
+        if tokenizer is None or not hasattr(self.processor, "apply_chat_template"):
             raise JudgeError(f"{self.folder} has no multimodal processor with a tokenizer (processor_config.json)")
+        self.tokenizer: Any = tokenizer
         if not getattr(self.processor, "chat_template", None):
             raise JudgeError(f"{self.folder} has no chat template: add chat_template.jinja from the model's release")
         self.tokenizer.padding_side = "left"

@@ -9,7 +9,7 @@ import math
 import random
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,7 @@ DEFAULT_OUT = Path(__file__).resolve().parents[1] / "resources" / "demo"
 # -- drawing ------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def font(size: int) -> ImageFont.FreeTypeFont:
     return ImageFont.load_default(size=size)
 

@@ -233,7 +233,6 @@ def mypy(tmp_path):
     )
 
 
-@pytest.mark.skip(reason="enabled after the refactor lands (lead)")
 @pytest.mark.slow
 def test_mypy_finds_no_type_errors(tmp_path):
     code, out = mypy(tmp_path)

@@ -25,9 +25,9 @@ class CheatSheet(QDialog):
         self.table = QTableWidget(0, 3, self)
         self.table.setHorizontalHeaderLabels(["Section", "Keys", "Action"])
         self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QTableWidget.NoEditTriggers)
-        self.table.setSelectionMode(QTableWidget.NoSelection)
-        self.table.setFocusPolicy(Qt.NoFocus)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.NoSelection)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         previous = None
         for section, keys, description in entries:
             row = self.table.rowCount()
@@ -38,7 +38,7 @@ class CheatSheet(QDialog):
             previous = section
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
-        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(self.table)
@@ -53,7 +53,9 @@ class CheatSheet(QDialog):
 
     def rows(self) -> list[tuple[str, str, str]]:
         """The table's text, for tests."""
-        return [
-            tuple(self.table.item(r, c).text() for c in range(3))  # type: ignore[misc]
-            for r in range(self.table.rowCount())
-        ]
+        return [(self._text(r, 0), self._text(r, 1), self._text(r, 2)) for r in range(self.table.rowCount())]
+
+    def _text(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        assert item is not None  # __init__ fills every cell
+        return item.text()

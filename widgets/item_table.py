@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import cast
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
@@ -21,7 +22,8 @@ PageSource = Callable[[int, int], Sequence[TableRow]]
 COLUMNS = ("ID", "Category", "Media", "Status", "My label", "Prompt")
 _STATUS_COLOURS = {"labeled": "#1e7b34", "discarded": "#8a6d00", "unlabeled": "#8a8f98"}
 # Enum lookups like Qt.DisplayRole cost ~5 µs each in PySide6; data() runs per cell per paint.
-_DISPLAY, _FOREGROUND, _TOOLTIP = Qt.DisplayRole, Qt.ForegroundRole, Qt.ToolTipRole
+_ROLE = Qt.ItemDataRole
+_DISPLAY, _FOREGROUND, _TOOLTIP = _ROLE.DisplayRole, _ROLE.ForegroundRole, _ROLE.ToolTipRole
 _BRUSHES: dict[str, QBrush] = {}
 
 
@@ -69,7 +71,7 @@ class ItemTableModel(QAbstractTableModel):
                     self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
                     return
 
-    def data(self, index: QModelIndex, role=_DISPLAY):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=_DISPLAY):
         if role != _DISPLAY and role != _FOREGROUND and role != _TOOLTIP:
             return None
         table_row = self.row(index.row())
@@ -98,8 +100,8 @@ class ItemTableModel(QAbstractTableModel):
             return item.prompt_preview
         return None
 
-    def headerData(self, section: int, orientation, role=Qt.DisplayRole):  # noqa: N802
-        if role == Qt.DisplayRole and orientation == Qt.Horizontal:
+    def headerData(self, section: int, orientation, role=_DISPLAY):  # noqa: N802
+        if role == _DISPLAY and orientation == Qt.Orientation.Horizontal:
             return COLUMNS[section]
         return None
 
@@ -111,11 +113,11 @@ class ItemTable(QTableView):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.setAlternatingRowColors(True)
-        self.setFocusPolicy(Qt.ClickFocus)  # the window owns the keyboard (J/K, 1/2, …)
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)  # the window owns the keyboard (J/K, 1/2, …)
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(22)
         self.setWordWrap(False)
@@ -128,19 +130,20 @@ class ItemTable(QTableView):
         header = self.horizontalHeader()
         widths = (150, 86, 56, 78, 96)
         for column, width in enumerate(widths):
-            header.setSectionResizeMode(column, QHeaderView.Interactive)
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.setColumnWidth(column, width)
-        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.Stretch)
+        header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
         self.selectionModel().currentRowChanged.connect(self._on_row)
 
     def model(self) -> ItemTableModel:  # typed accessor
-        return super().model()
+        # set_items is the only place a model is set, and it is always an ItemTableModel.
+        return cast(ItemTableModel, super().model())
 
     def select_row(self, row: int) -> None:
         """Select a row (the item is announced through ``item_selected``)."""
         if self._model is not None and 0 <= row < self._model.rowCount():
             self.selectRow(row)
-            self.scrollTo(self._model.index(row, 0), QAbstractItemView.PositionAtCenter)
+            self.scrollTo(self._model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
 
     def current_row(self) -> int:
         return self.currentIndex().row()

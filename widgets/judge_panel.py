@@ -30,9 +30,16 @@ from PySide6.QtWidgets import (
 
 def _plain(text: str = "") -> QLabel:
     label = QLabel(text)
-    label.setTextFormat(Qt.PlainText)
+    label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     return label
+
+
+def _tool_button(text: str, tip: str) -> QToolButton:
+    button = QToolButton()
+    button.setText(text)
+    button.setToolTip(tip)
+    return button
 
 
 class JudgePanel(QWidget):
@@ -45,24 +52,28 @@ class JudgePanel(QWidget):
     def __init__(self, templates: Sequence[str] = ("pairwise", "pointwise"), parent=None):
         super().__init__(parent)
         self.model = QLineEdit(placeholderText="model folder (Qwen2-VL, LLaVA, SmolVLM …)")
-        browse = QToolButton(text="…", toolTip="Choose a model folder")
+        browse = _tool_button("…", "Choose a model folder")
         browse.clicked.connect(self._browse)
         self.mode = QComboBox()
         self.mode.addItems(["pairwise", "pointwise"])
-        self.k = QSpinBox(minimum=1, maximum=9, value=1, toolTip="samples per item, majority-voted")
-        self.frames = QSpinBox(minimum=1, maximum=64, value=8, toolTip="video frames sampled uniformly")
+        self.k = QSpinBox(minimum=1, maximum=9, value=1)
+        self.k.setToolTip("samples per item, majority-voted")
+        self.frames = QSpinBox(minimum=1, maximum=64, value=8)
+        self.frames.setToolTip("video frames sampled uniformly")
         self.both_orders = QCheckBox("both orders")
         self.template = QComboBox(editable=False)
         self.template.addItems(list(templates))
-        load = QToolButton(text="…", toolTip="Load a template file")
+        load = _tool_button("…", "Load a template file")
         load.clicked.connect(self._load_template)
         self.judge_item = QPushButton("Judge this item")
         self.judge_all = QPushButton("Judge all shown")
-        self.cancel = QPushButton("Cancel", enabled=False)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
         self.judge_item.clicked.connect(lambda: self.judge_item_requested.emit(self.settings()))
         self.judge_all.clicked.connect(lambda: self.judge_all_requested.emit(self.settings()))
         self.cancel.clicked.connect(self.cancel_requested.emit)
-        self.progress = QProgressBar(textVisible=True, visible=False)
+        self.progress = QProgressBar(textVisible=True)
+        self.progress.setVisible(False)
         self.status = _plain()
         self.status.setStyleSheet("color: #555;")
         self.stream = QPlainTextEdit(

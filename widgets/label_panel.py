@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
+from typing import Literal
 
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -52,7 +53,8 @@ from pairscope.app.records import (
     LabelDraft,
 )
 
-OUTCOMES = ("tie", "both_bad", "discard")
+OutcomeChoice = Literal["tie", "both_bad", "discard"]
+OUTCOMES: tuple[OutcomeChoice, ...] = ("tie", "both_bad", "discard")
 OUTCOME_LABELS = {"tie": "Tie", "both_bad": "Both bad", "discard": "Discard"}
 STRENGTH_LABELS = {"slightly": "Slightly", "clearly": "Clearly", "much": "Much better"}
 DISCARD_LABELS = {
@@ -113,7 +115,7 @@ def _ordered(items, order: tuple[str, ...], key=lambda x: x) -> tuple:
 
 def _label(text: str, role: str) -> QLabel:
     label = QLabel(text)
-    label.setTextFormat(Qt.PlainText)
+    label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     label.setProperty("role", role)
     return label
@@ -156,8 +158,11 @@ class LabelPanel(QWidget):
         return heading
 
     @staticmethod
-    def _button(text: str, slot, layout=None, **props) -> QPushButton:
-        button = QPushButton(text, checkable=True, **props)
+    def _button(text: str, slot, layout=None, *, object_name: str | None = None) -> QPushButton:
+        button = QPushButton(text)
+        button.setCheckable(True)
+        if object_name is not None:
+            button.setObjectName(object_name)
         button.clicked.connect(lambda _=False: slot())
         if layout is not None:
             layout.addWidget(button)
@@ -177,7 +182,7 @@ class LabelPanel(QWidget):
         row = QHBoxLayout()
         self._layout.addLayout(row)
         self.outcome_buttons = {
-            o: self._button(OUTCOME_LABELS[o], partial(self.set_outcome, o), row, objectName=o) for o in OUTCOMES
+            o: self._button(OUTCOME_LABELS[o], partial(self.set_outcome, o), row, object_name=o) for o in OUTCOMES
         }
 
         self._strength_heading = self._section("Strength", "strength")
@@ -206,10 +211,10 @@ class LabelPanel(QWidget):
         simple = [k for k in ERROR_KINDS if k not in ("recognition", "other")]
         for i, kind in enumerate(simple):
             grid.addWidget(self.error_boxes[kind], i // 2, i % 2)
-        row = (len(simple) + 1) // 2
+        first = (len(simple) + 1) // 2
         for offset, kind, editor in ((0, "recognition", self.recognition_combo), (1, "other", self.other_note)):
-            grid.addWidget(self.error_boxes[kind], row + offset, 0)
-            grid.addWidget(editor, row + offset, 1)
+            grid.addWidget(self.error_boxes[kind], first + offset, 0)
+            grid.addWidget(editor, first + offset, 1)
         self._extra_errors = self._add(_label("", "hint"))
 
         self._section("Discard reasons", "discard")
@@ -233,7 +238,7 @@ class LabelPanel(QWidget):
 
     def set_shortcut_hints(self, hints: Mapping[str, str]) -> None:
         """Show key hints (purely visual), e.g. ``{"prefer": "1–9", "tie": "T"}``."""
-        used = set()
+        used: set[str] = set()
         for section, entries in HINT_SECTIONS.items():
             parts = [f"{hints[k]} {what}".strip() for k, what in entries if hints.get(k)]
             used.update(k for k, _ in entries)
@@ -316,7 +321,7 @@ class LabelPanel(QWidget):
         return changed
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt API)
-        if event.type() == QEvent.FocusOut and self._timer.isActive():
+        if event.type() == QEvent.Type.FocusOut and self._timer.isActive():
             self.flush()
         return super().eventFilter(watched, event)
 
@@ -333,7 +338,7 @@ class LabelPanel(QWidget):
         self._implicit_discard = False
         return self._commit(new)
 
-    def set_outcome(self, outcome: str) -> bool:
+    def set_outcome(self, outcome: OutcomeChoice) -> bool:
         """Choose ``"tie"``, ``"both_bad"`` or ``"discard"``; again to deselect."""
         _check(outcome, OUTCOMES, "outcome")
         if self._n < 2 and outcome != "discard":
@@ -411,7 +416,8 @@ class LabelPanel(QWidget):
             if count:
                 grid.addWidget(_label(f"R{position}", "hint"), row, 0)
             for index in range(count):
-                button = QToolButton(text=str(index + 1))
+                button = QToolButton()
+                button.setText(str(index + 1))
                 button.clicked.connect(lambda _=False, p=position, i=index: self._on_step_clicked(p, i))
                 grid.addWidget(button, row + index // STEPS_PER_ROW, 1 + index % STEPS_PER_ROW)
                 self.step_buttons[(position, index)] = button
@@ -496,7 +502,7 @@ class LabelPanel(QWidget):
             with QSignalBlocker(self.recognition_combo):
                 index = self.recognition_combo.findData(recognition.subkind)
                 if index < 0:
-                    self.recognition_combo.addItem(recognition.subkind, recognition.subkind)
+                    self.recognition_combo.addItem(recognition.subkind or "", recognition.subkind)
                     index = self.recognition_combo.count() - 1
                 self.recognition_combo.setCurrentIndex(index)
         self.other_note.setEnabled("other" in kinds)

@@ -34,7 +34,10 @@ _MIN_ZOOM, _MAX_ZOOM, _ZOOM_STEP = 0.02, 64.0, 1.25
 
 
 def _button(parent: QWidget, tip: str, slot: Callable, *, text: str = "", icon=None) -> QToolButton:
-    btn = QToolButton(parent, autoRaise=True, focusPolicy=NO_FOCUS, toolTip=tip, text=text)
+    btn = QToolButton(parent, autoRaise=True)
+    btn.setFocusPolicy(NO_FOCUS)
+    btn.setToolTip(tip)
+    btn.setText(text)
     if icon is not None:
         btn.setIcon(parent.style().standardIcon(icon))
     btn.clicked.connect(lambda _checked=False: slot())
@@ -144,7 +147,8 @@ class MediaView(QWidget):
         self._frame_count, self._fps, self._current = 0, 0.0, 0
         self._highlighted: frozenset[int] = frozenset()
         self._highlight_label = "highlighted"
-        self._timer = QTimer(self, timerType=Qt.TimerType.PreciseTimer, timeout=self._tick)
+        self._timer = QTimer(self, timerType=Qt.TimerType.PreciseTimer)
+        self._timer.timeout.connect(self._tick)
         self._build()
         self.clear()
 
@@ -153,9 +157,8 @@ class MediaView(QWidget):
         self._prev_btn = _button(self, "Previous image", self.previous_image, icon=sp.SP_ArrowLeft)
         self._next_btn = _button(self, "Next image", self.next_image, icon=sp.SP_ArrowRight)
         self._counter, self._zoom_label = QLabel(self), QLabel(self)
-        self._caption = QLabel(
-            self, textFormat=Qt.TextFormat.PlainText, sizePolicy=QSizePolicy(ignored, QSizePolicy.Policy.Preferred)
-        )
+        self._caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self._caption.setSizePolicy(QSizePolicy(ignored, QSizePolicy.Policy.Preferred))
         self._zoom_btns = [
             _button(self, "Zoom out", self.zoom_out, text="−"),
             _button(self, "Zoom in", self.zoom_in, text="+"),
@@ -170,14 +173,14 @@ class MediaView(QWidget):
         self._canvas.zoomChanged.connect(lambda z: self._zoom_label.setText(f"{z * 100:.0f}%"))
         self._placeholder = QLabel(
             self,
-            objectName="media-placeholder",
             wordWrap=True,
             alignment=Qt.AlignmentFlag.AlignCenter,
             textFormat=Qt.TextFormat.PlainText,  # notes carry untrusted paths and decoder messages
             textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
-            sizePolicy=QSizePolicy(ignored, ignored),
-            styleSheet=f"background: {BACKGROUND}; color: {TEXT}; padding: 24px; font-size: 13px;",
         )
+        self._placeholder.setObjectName("media-placeholder")
+        self._placeholder.setSizePolicy(QSizePolicy(ignored, ignored))
+        self._placeholder.setStyleSheet(f"background: {BACKGROUND}; color: {TEXT}; padding: 24px; font-size: 13px;")
         self._stack = QStackedWidget(self)
         self._stack.addWidget(self._canvas)
         self._stack.addWidget(self._placeholder)
@@ -185,10 +188,12 @@ class MediaView(QWidget):
         self._play_btn = _button(self, "Play / pause", self.toggle_play, icon=sp.SP_MediaPlay)
         back = _button(self, "Previous frame", lambda: self.step(-1), icon=sp.SP_MediaSeekBackward)
         fwd = _button(self, "Next frame", lambda: self.step(+1), icon=sp.SP_MediaSeekForward)
-        self._slider = QSlider(Qt.Orientation.Horizontal, self, focusPolicy=NO_FOCUS)
+        self._slider = QSlider(Qt.Orientation.Horizontal, self)
+        self._slider.setFocusPolicy(NO_FOCUS)
         self._slider.valueChanged.connect(self._slider_moved)
         self._slider.sliderPressed.connect(self.pause)
-        self._frame_label = QLabel(self, objectName="frame-label")
+        self._frame_label = QLabel(self)
+        self._frame_label.setObjectName("frame-label")
         self._video_controls = (self._play_btn, back, fwd, self._slider)
         self._video_bar = QWidget(self)
         compact_row(self._video_bar, self._play_btn, back, fwd, (self._slider, 1), self._frame_label)

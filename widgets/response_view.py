@@ -129,7 +129,7 @@ class SafeTextBrowser(QTextBrowser):
         self.resource_requests: list[QUrl] = []
         self.anchorClicked.connect(self._on_anchor)
 
-    def loadResource(self, kind: int, name: QUrl):
+    def loadResource(self, kind: int, name: QUrl | str):
         self.resource_requests.append(QUrl(name))
         if kind == QTextDocument.ResourceType.ImageResource:
             # A null image makes Qt fall back to reading the file by name: answer a real one.
@@ -138,7 +138,7 @@ class SafeTextBrowser(QTextBrowser):
             return blank
         return QByteArray(b" ")
 
-    def doSetSource(self, name: QUrl, kind=None) -> None:
+    def doSetSource(self, name: QUrl | str, kind=None) -> None:
         """Never navigate (backspace, history or a stray setSource call)."""
 
     def _on_anchor(self, url: QUrl) -> None:
@@ -174,14 +174,14 @@ class ResponseCard(QFrame):
         layout.addLayout(header)
         layout.addWidget(self.body, 1)
         self._fit = False
-        self._marks: dict[int, bool | None] = {}
+        self._marks: dict[int, bool] = {}
         self._current: int | None = None
         self._diff_selections: list[QTextEdit.ExtraSelection] = []
         self.body.document().documentLayout().documentSizeChanged.connect(self._fit_height)
 
     def set_response(self, response: ResponseText) -> None:
         """Show another response in this card (marks and the current step start afresh);
-        call :meth:`render` afterwards. Reusing cards keeps stepping between items fast."""
+        call :meth:`render_body` afterwards. Reusing cards keeps stepping between items fast."""
         self.response = response
         self.title_label.setText(response.title)
         self.count_label.setText(word_count_text(response.text or "\n".join(response.steps)))
@@ -197,7 +197,7 @@ class ResponseCard(QFrame):
     def has_steps(self) -> bool:
         return bool(self.response.steps)
 
-    def render(self, markdown: bool) -> None:
+    def render_body(self, markdown: bool) -> None:
         """(Re)build the body; step marks and the current step survive."""
         doc = self.body.document()
         self._diff_selections = []
@@ -328,7 +328,7 @@ class ResponsePane(QWidget):
             # (measured: half of the time of stepping to the next item went to rebuilding).
             for card, response in zip(self._cards, responses):
                 card.set_response(response)
-                card.render(self._markdown)
+                card.render_body(self._markdown)
             self._apply_diff()
             return
         self._layout.removeWidget(self._content)
@@ -358,7 +358,7 @@ class ResponsePane(QWidget):
         self._layout.addWidget(self._content)
         for card in self._cards:
             card.body.link_activated.connect(self.link_activated)
-            card.render(self._markdown)
+            card.render_body(self._markdown)
         self._apply_diff()
 
     def layout_mode(self) -> str:
@@ -374,7 +374,7 @@ class ResponsePane(QWidget):
             return
         self._markdown = enabled
         for card in self._cards:
-            card.render(enabled)
+            card.render_body(enabled)
         self._apply_diff()
 
     def markdown_enabled(self) -> bool:

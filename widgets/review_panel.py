@@ -19,10 +19,10 @@ class ReviewPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.mode = QLabel()
-        self.mode.setTextFormat(Qt.PlainText)
+        self.mode.setTextFormat(Qt.TextFormat.PlainText)
         self.mode.setStyleSheet("font-weight: bold; color: #8a3ffc;")
         self.text = QPlainTextEdit(readOnly=True)
-        self.text.setLineWrapMode(QPlainTextEdit.WidgetWidth)
+        self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         layout = QVBoxLayout(self)
         layout.addWidget(self.mode)
         layout.addWidget(self.text, 1)
@@ -37,7 +37,7 @@ class ReviewPanel(QWidget):
         self.highlighted = []
         cursor = self.text.textCursor()
         bold = QTextCharFormat()
-        bold.setFontWeight(QFont.Bold)
+        bold.setFontWeight(QFont.Weight.Bold)
         plain = QTextCharFormat()
         mark = QTextCharFormat()
         mark.setBackground(HIGHLIGHT)
@@ -63,4 +63,4 @@ class ReviewPanel(QWidget):
                 self.highlighted.append(v.text[start:end])
             else:
                 cursor.insertText(f"    {text}\n" if text else "    (no output)\n", plain)
-        self.text.moveCursor(QTextCursor.Start)
+        self.text.moveCursor(QTextCursor.MoveOperation.Start)

@@ -19,10 +19,13 @@ class FilmStrip(QScrollArea):
     THUMB_HEIGHT = 54
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent, widgetResizable=True, focusPolicy=NO_FOCUS)
+        super().__init__(parent, widgetResizable=True)
+        self.setFocusPolicy(NO_FOCUS)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        row = QWidget(objectName="film-strip-row", styleSheet=f"#film-strip-row {{ background: {BACKGROUND}; }}")
+        self._row = row = QWidget()
+        row.setObjectName("film-strip-row")
+        row.setStyleSheet(f"#film-strip-row {{ background: {BACKGROUND}; }}")
         self._layout = compact_row(row)
         self._layout.addStretch(1)
         self.setWidget(row)
@@ -33,14 +36,11 @@ class FilmStrip(QScrollArea):
     def set_frames(self, strip: Sequence[tuple[int, float, ImageLike]]) -> None:
         self.clear()
         for index, seconds, thumb in strip:
-            btn = QToolButton(
-                self.widget(),
-                objectName=f"strip-frame-{index}",
-                focusPolicy=NO_FOCUS,
-                text=f"{seconds:.1f} s",
-                toolTip=f"frame {index + 1} · {seconds:.2f} s",
-                toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextUnderIcon,
-            )
+            btn = QToolButton(self._row, toolButtonStyle=Qt.ToolButtonStyle.ToolButtonTextUnderIcon)
+            btn.setObjectName(f"strip-frame-{index}")
+            btn.setFocusPolicy(NO_FOCUS)
+            btn.setText(f"{seconds:.1f} s")
+            btn.setToolTip(f"frame {index + 1} · {seconds:.2f} s")
             try:
                 pm = QPixmap.fromImage(to_qimage(thumb))
                 pm = pm.scaledToHeight(self.THUMB_HEIGHT, Qt.TransformationMode.SmoothTransformation)
@@ -52,7 +52,7 @@ class FilmStrip(QScrollArea):
             self._layout.insertWidget(self._layout.count() - 1, btn)
             self._buttons[index] = btn
             self._style(index)
-        self.setFixedHeight(self.widget().sizeHint().height() + self.horizontalScrollBar().sizeHint().height())
+        self.setFixedHeight(self._row.sizeHint().height() + self.horizontalScrollBar().sizeHint().height())
 
     def clear(self) -> None:
         for btn in self._buttons.values():

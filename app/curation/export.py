@@ -172,16 +172,17 @@ def reference_preference(item: Item) -> Preference:
 
 def resolve_preference(
     item: Item, labels: dict[str, Label], adjudication: Label | None, only: str | None
-) -> tuple[Preference | None, str | None]:
+) -> tuple[Preference, None] | tuple[None, str]:
     """``(preference to export, None)`` or ``(None, why the item is skipped)``."""
     if adjudication is not None:
         pref = _from_label(adjudication, "adjudication")
     elif only == "adjudicated":
         return None, "not adjudicated"
     elif only == "agreed":
-        pref, why = agreed_preference(labels)
-        if pref is None:
+        agreed, why = agreed_preference(labels)
+        if agreed is None:
             return None, f"not agreed: {why}"
+        pref = agreed
     else:
         pref = reference_preference(item)
     if pref.outcome == "discard":
@@ -473,10 +474,11 @@ def _export_item(
         result.skipped.append((f"#{item_id}", "no such item in the project"))
         return None
     labels, adjudication = current_labels(store, item_id)
-    preference, why = resolve_preference(item, labels, adjudication, only)
-    if preference is None:
-        result.skipped.append((item.ext_id, why))
+    resolved = resolve_preference(item, labels, adjudication, only)
+    if resolved[0] is None:
+        result.skipped.append((item.ext_id, resolved[1]))
         return None
+    preference = resolved[0]
     entry = ExportItem(item, preference, labels, adjudication)
     why = export_format.rejects(entry)
     if why is not None:

@@ -165,6 +165,7 @@ def trl_row(x: ExportItem) -> dict[str, Any]:
     """A TRL preference row with plain strings: ``id, prompt, chosen, rejected, images``."""
     item = x.item
     chosen = x.preference.preferred
+    assert chosen is not None, "_trl_rejects turns away items without a preferred response"
     texts = [r.text for r in item.responses]
     return {
         "id": item.dataset_id,

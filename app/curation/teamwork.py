@@ -27,6 +27,7 @@ import uuid as uuidlib
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
+from typing import overload
 
 from ..formats.media_refs import check_file
 from ..importer import file_sha256
@@ -51,6 +52,12 @@ class UnrelatedProjectsError(TeamworkError):
     """An input shares nothing with the output (see the module's definition)."""
 
 
+@overload
+def resolve_media_path(project: Store | str | Path, path: str | Path) -> Path: ...
+@overload
+def resolve_media_path(project: Store | str | Path, path: None) -> None: ...
+@overload
+def resolve_media_path(project: Store | str | Path, path: str | Path | None) -> Path | None: ...
 def resolve_media_path(project: Store | str | Path, path: str | Path | None) -> Path | None:
     """Where a stored media ``path`` is on disk: absolute paths as they are, relative ones
     against the folder of ``project`` (a :class:`Store` or a project file path).
@@ -254,7 +261,8 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         raise TeamworkError("nothing to merge: no input projects given")
     report = MergeReport(out, created=not out.exists())
     sources: list[ProjectSource] = []
-    store, written, ok = None, [], False
+    written: list[Path] = []
+    store, ok = None, False
     try:
         for path in paths:
             if _same_file(path, out) or any(_same_file(path, s.path) for s in sources):

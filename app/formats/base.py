@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from ..records import ImportProblem, Item, MediaRef
+from ..records import ImportProblem, Item, MediaKind, MediaRef
 from . import media_refs
 
 #: Stop collecting after this many fatal problems: the user fixes the file anyway.
@@ -70,7 +70,7 @@ class ImportContext:
         """Record a non-fatal problem (the row is still imported)."""
         self.problems.append(ImportProblem(str(self.path), line, message, item_id, fatal=False))
 
-    def media(self, ref: str, kind: str) -> MediaRef:
+    def media(self, ref: str, kind: MediaKind) -> MediaRef:
         """Resolve a media reference inside the media root, then the dataset's folder.
 
         A reference that resolves nowhere is kept with ``path=None`` and the places looked
@@ -119,7 +119,7 @@ class RowReader:
     (``prompt=conversation.0.content``).
     """
 
-    def __init__(self, ctx: ImportContext, aliases: dict[str, Sequence[str]]):
+    def __init__(self, ctx: ImportContext, aliases: Mapping[str, Sequence[str]]):
         self.ctx = ctx
         self.aliases = {k: tuple(v) for k, v in aliases.items()}
         unknown = set(ctx.mapping) - set(self.aliases)
@@ -163,8 +163,8 @@ class RowReader:
         for key in self._keys[name]:
             if key in row:
                 return row[key]
-        key, value = self.find(row, name)  # dotted paths, rare
-        return default if key is None else value
+        found, value = self.find(row, name)  # dotted paths, rare
+        return default if found is None else value
 
     def extra(self, row: dict[str, Any]) -> dict[str, Any]:
         """The row's fields that no canonical field read, verbatim.

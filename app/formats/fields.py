@@ -7,7 +7,7 @@ import hashlib
 import json
 from typing import Any
 
-from ..records import MediaRef
+from ..records import MediaKind, MediaRef
 from .base import MISSING, ImportContext, RowProblem, RowReader, item_id_of, type_name
 
 
@@ -51,7 +51,7 @@ def media_refs(value: Any, label: str) -> list[str]:
     return value
 
 
-def resolve_media(ctx: ImportContext, line: int, ext_id: str, refs: list[str], kind: str) -> tuple[MediaRef, ...]:
+def resolve_media(ctx: ImportContext, line: int, ext_id: str, refs: list[str], kind: MediaKind) -> tuple[MediaRef, ...]:
     """Resolve paths with ``ctx.media``. A refused reference (outside the media root, not an
     image/video) is a warning naming the item; files simply not found are summarised once
     by the import report, not warned per item."""

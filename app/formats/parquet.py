@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,11 @@ def parse_parquet(ctx: ImportContext, build: Callable[[ImportContext, int, dict]
     """Build items from every row of every shard; problems name the shard and its row."""
     for shard in dataset_files(ctx.path):
         shard_ctx = ctx if shard == ctx.path else dataclasses.replace(ctx, path=shard)
-        yield from parse_rows(shard_ctx, _rows(shard), lambda line, row, c=shard_ctx: build(c, line, row))
+        yield from parse_rows(shard_ctx, _rows(shard), partial(_build_in, build, shard_ctx))
+
+
+def _build_in(build: Callable[[ImportContext, int, dict], Item], ctx: ImportContext, line: int, row: dict) -> Item:
+    return build(ctx, line, row)
 
 
 def image_media(ctx: ImportContext, value: Any, label: str = "image") -> tuple[MediaRef, ...]:

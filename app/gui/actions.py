@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
@@ -14,12 +15,23 @@ from ..keymap import KEYMAP
 from ..records import DISCARD_REASONS, ERROR_KINDS, STRENGTHS
 
 if TYPE_CHECKING:
+    from .export_dialog import ExportDialog
     from .main_window import MainWindow
+    from .stats_view import StatsView
 
 
 def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
     """Action name → what it does in this window."""
     panel, media, responses = w.panel, w.media, w.responses
+
+    def focus_search() -> None:
+        w.search.setFocus()
+        w.search.selectAll()
+
+    def judge_item() -> None:
+        w.judge.show()
+        w.judge.judge_current()
+
     table: dict[str, Callable[[], object]] = {
         "tie": lambda: panel.set_outcome("tie"),
         "both_bad": lambda: panel.set_outcome("both_bad"),
@@ -31,7 +43,7 @@ def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
         "next_item": lambda: w.move(1),
         "previous_item": lambda: w.move(-1),
         "next_unlabeled": w.next_unlabeled,
-        "search": lambda: (w.search.setFocus(), w.search.selectAll()),
+        "search": focus_search,
         "undo": w.undo,
         "redo": w.redo,
         "toggle_markdown": lambda: responses.set_markdown(not responses.markdown_enabled()),
@@ -55,16 +67,16 @@ def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
         "export": lambda: show_export(w),
         "save_filter": w.save_filter,
         "open_filter": w.open_filter,
-        "judge_item": lambda: (w.judge.show(), w.judge.judge_current()),
+        "judge_item": judge_item,
     }
     for position in range(1, 5):
-        table[f"prefer_{position}"] = lambda p=position: panel.prefer(p)
+        table[f"prefer_{position}"] = partial(panel.prefer, position)
     for name in STRENGTHS:
-        table[f"strength_{name}"] = lambda n=name: panel.set_strength(n)
+        table[f"strength_{name}"] = partial(panel.set_strength, name)
     for kind in ERROR_KINDS:
-        table[f"error_{kind}"] = lambda k=kind: panel.toggle_error(k)
+        table[f"error_{kind}"] = partial(panel.toggle_error, kind)
     for reason in DISCARD_REASONS:
-        table[f"discard_{reason}"] = lambda r=reason: panel.toggle_discard(r)
+        table[f"discard_{reason}"] = partial(panel.toggle_discard, reason)
     return table
 
 
@@ -98,7 +110,7 @@ def show_cheat_sheet(w: MainWindow) -> CheatSheet:
     return sheet
 
 
-def show_statistics(w: MainWindow):
+def show_statistics(w: MainWindow) -> StatsView:
     from .stats_view import StatsView  # matplotlib loads only when asked for
 
     view = StatsView(w.controller.store, w)
@@ -108,7 +120,7 @@ def show_statistics(w: MainWindow):
     return view
 
 
-def show_export(w: MainWindow):
+def show_export(w: MainWindow) -> ExportDialog:
     from .export_dialog import ExportDialog
 
     dialog = ExportDialog(w.controller, w)

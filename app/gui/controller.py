@@ -24,6 +24,12 @@ class ItemView:
     order: tuple[int, ...]
     draft: LabelDraft
 
+    @property
+    def item_id(self) -> int:
+        """The item's store key (the window shows items read from the store: they have one)."""
+        assert self.item.id is not None, f"item {self.item.ext_id} is not stored"
+        return self.item.id
+
 
 #: Review filters of the table: name → ItemFilter fields (judge filters use the newest run).
 FOCUS: dict[str, dict] = {
@@ -95,7 +101,7 @@ class AnnotationController(QObject):
         return 0 if item_id is None else self.row_of(item_id)
 
     def next_unlabeled_row(self) -> int | None:
-        after = self.current.item.id if self.current else 0
+        after = self.current.item_id if self.current else 0
         item_id = self.session.first_unlabeled(after) or self.session.first_unlabeled()
         return None if item_id is None else self.row_of(item_id)
 
@@ -137,7 +143,7 @@ class AnnotationController(QObject):
         """Save the current item's label (durably, before returning); True if it changed."""
         if self.current is None:
             return False
-        item_id = self.current.item.id
+        item_id = self.current.item_id
         if self.session.save(item_id, draft) is None:
             return False
         self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
@@ -174,8 +180,8 @@ class AnnotationController(QObject):
         # now read this mode's kind.
         self.filter = replace(self.filter, label_kind=self.session.kind)
         if self.current is not None:
-            item = self.current.item
-            self.current = ItemView(item, self.current.order, self.session.draft(item.id))
+            current = self.current
+            self.current = ItemView(current.item, current.order, self.session.draft(current.item_id))
 
     def review(self) -> ReviewData | None:
         """Every label and verdict of the current item, in this user's screen terms."""
@@ -188,7 +194,7 @@ class AnnotationController(QObject):
         if whole_filter:
             ids = [row.summary.id for row in self.page(0, self.row_count())]
         else:
-            ids = [self.current.item.id] if self.current else []
+            ids = [self.current.item_id] if self.current else []
         return self.store.add_to_collection(name.strip(), ids)
 
     def close(self) -> None:

@@ -45,7 +45,8 @@ class ExportDialog(QDialog):
         self.only = QComboBox()
         self.only.addItems(list(ONLY))
         self.folder = QLineEdit(placeholderText="an empty folder")
-        browse = QToolButton(text="…")
+        browse = QToolButton()
+        browse.setText("…")
         browse.clicked.connect(self._browse)
         row = QHBoxLayout()
         row.addWidget(self.folder, 1)
@@ -61,7 +62,7 @@ class ExportDialog(QDialog):
         form.addRow("Folder", row)
         form.addRow(self.progress)
         form.addRow(self.status)
-        self.buttons = QDialogButtonBox(QDialogButtonBox.Ok | QDialogButtonBox.Cancel)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.run)
         self.buttons.rejected.connect(self.reject)
         form.addRow(self.buttons)
@@ -88,7 +89,7 @@ class ExportDialog(QDialog):
         force = False
         if out.is_dir() and any(out.iterdir()):
             answer = QMessageBox.question(self, "Export", f"{out} is not empty. Write the export into it anyway?")
-            if answer != QMessageBox.Yes:
+            if answer != QMessageBox.StandardButton.Yes:
                 return
             force = True
         scope = self.scope.currentText()
@@ -131,14 +132,15 @@ class ExportDialog(QDialog):
 
     def reject(self) -> None:
         """Cancel stops a running export (the dialog stays); otherwise it closes the dialog."""
-        if self.running:
-            self._op.cancel()
+        op = self._op
+        if op is not None and op.running:
+            op.cancel()
             self.status.setText("Cancelling…")
             return
         super().reject()
 
     def _set_running(self, running: bool) -> None:
-        self.buttons.button(QDialogButtonBox.Ok).setEnabled(not running)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not running)
         for widget in (self.format, self.scope, self.only, self.folder):
             widget.setEnabled(not running)
 

@@ -57,7 +57,7 @@ class JudgeDock(QDockWidget):
         self.panel.clear_stream()
         self.panel.set_running(True)
         self._stream_sample = None
-        self.worker.judge_item(current.item.id, settings)
+        self.worker.judge_item(current.item_id, settings)
 
     def judge_all(self, settings: dict | None = None) -> None:
         if self.worker.busy:
@@ -121,7 +121,7 @@ class JudgeDock(QDockWidget):
         # Only this item's samples: re-voting the whole run on every item shown was O(run).
         judgement = judge_item(run, run_verdicts, len(current.item.responses))
         reference = current.item.reference.chosen
-        mine = store.current_label(current.item.id, controller.annotator)
+        mine = store.current_label(current.item_id, controller.annotator)
         parts = verdict_phrases(judgement, name, reference)
         parts.insert(
             1,

@@ -30,7 +30,9 @@ def default_project(settings: QSettings) -> Path:
     last = settings.value("project/last")
     if last and Path(str(last)).exists():
         return Path(str(last))
-    data = Path(QStandardPaths.writableLocation(QStandardPaths.AppDataLocation) or Path.home() / ".pairscope")
+    data = Path(
+        QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation) or Path.home() / ".pairscope"
+    )
     demo = data / "demo.pairscope"
     if not demo.exists():
         from ..demo import (
@@ -84,7 +86,7 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
         print(f"warning: no item {item!r} in {path}; opening at the first unlabeled item", file=sys.stderr)
     window = MainWindow(AnnotationController(store, name), settings, start_item=start)
     if window.saveGeometry().isEmpty() or settings.value("window/geometry") is None:
-        available = app.primaryScreen().availableGeometry()
+        available = QApplication.primaryScreen().availableGeometry()
         window.resize(min(1600, available.width()), min(1000, available.height()))
     window.show()
     return app.exec()

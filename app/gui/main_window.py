@@ -7,8 +7,10 @@ own; keyboard actions come from :mod:`pairscope.app.keymap` via :mod:`.actions`.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -34,6 +36,13 @@ from .actions import install_actions
 from .controller import AnnotationController
 from .media_loader import LoadedMedia
 from .tasks import BackgroundOp, TaskManager
+
+if TYPE_CHECKING:
+    from pairscope.widgets.cheat_sheet import CheatSheet
+
+    from .export_dialog import ExportDialog
+    from .judge_dock import JudgeDock
+    from .stats_view import StatsView
 
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
 FOCUS_FILTERS = {
@@ -62,12 +71,18 @@ PANEL_HINTS = {
 
 def _plain(text: str = "") -> QLabel:
     label = QLabel(text)
-    label.setTextFormat(Qt.PlainText)  # dataset text is untrusted: never rich text
+    label.setTextFormat(Qt.TextFormat.PlainText)  # dataset text is untrusted: never rich text
     label.setWordWrap(True)
     return label
 
 
 class MainWindow(QMainWindow):
+    # Set by .actions: the shortcut actions, and the windows they open (the newest of each).
+    actions_by_name: dict[str, QAction]
+    cheat_sheet: CheatSheet
+    stats_view: StatsView
+    export_dialog: ExportDialog
+
     def __init__(
         self, controller: AnnotationController, settings: QSettings | None = None, start_item: int | None = None
     ):
@@ -86,13 +101,14 @@ class MainWindow(QMainWindow):
         self.status = QComboBox()
         for text, value in STATUS_FILTERS.items():
             self.status.addItem(text, value)
-        self.focus = QComboBox(toolTip="Step through failures and disagreements (N/P walk the list)")
+        self.focus = QComboBox()
+        self.focus.setToolTip("Step through failures and disagreements (N/P walk the list)")
         for text, value in FOCUS_FILTERS.items():
             self.focus.addItem(text, value)
         self.progress = QProgressBar(textVisible=True)
         self.media = MediaView()
         self.prompt = _plain()
-        self.prompt.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.prompt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.prompt.setStyleSheet("font-size: 12pt; padding: 6px 4px;")
         self.item_title = _plain()
         self.item_title.setStyleSheet("font-weight: bold; color: #555;")
@@ -100,11 +116,12 @@ class MainWindow(QMainWindow):
         self.panel = LabelPanel(PANEL_HINTS)
         self.saved_label = QLabel()
         self._layout()
-        self._judge = None  # built on first use: it pulls in the judging modules
+        self._judge: JudgeDock | None = None  # built on first use: it pulls in the judging modules
         self.review = ReviewPanel()
-        self.review_dock = QDockWidget("Review", self, objectName="review-dock")
+        self.review_dock = QDockWidget("Review", self)
+        self.review_dock.setObjectName("review-dock")
         self.review_dock.setWidget(self.review)
-        self.addDockWidget(Qt.RightDockWidgetArea, self.review_dock)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.review_dock)
         self.review_dock.hide()
         self._collection = ""
 
@@ -147,12 +164,14 @@ class MainWindow(QMainWindow):
         top_layout.addWidget(self.item_title)
         top_layout.addWidget(self.media, 1)
         top_layout.addWidget(self.prompt)
-        self.center = QSplitter(Qt.Vertical, objectName="center-splitter")
+        self.center = QSplitter(Qt.Orientation.Vertical)
+        self.center.setObjectName("center-splitter")
         self.center.addWidget(top)
         self.center.addWidget(self.responses)
         self.center.setSizes([460, 380])
 
-        self.main = QSplitter(Qt.Horizontal, objectName="main-splitter")
+        self.main = QSplitter(Qt.Orientation.Horizontal)
+        self.main.setObjectName("main-splitter")
         self.main.addWidget(left)
         self.main.addWidget(self.center)
         self.main.addWidget(self.panel)
@@ -177,7 +196,8 @@ class MainWindow(QMainWindow):
         if select_row is None and current is not None:
             row = self.controller.row_of(current)
             rows = self.table.model().rowCount()
-            select_row = row if row < rows and self.table.model().row(row).summary.id == current else 0
+            found = self.table.model().row(row) if row < rows else None
+            select_row = row if found is not None and found.summary.id == current else 0
         self.table.select_row(select_row or 0)
 
     def save_filter(self) -> None:
@@ -211,7 +231,7 @@ class MainWindow(QMainWindow):
         self.apply_filter()
         self.statusBar().showMessage(f"{self.table.model().rowCount()} items: {self.focus.currentText()}", 4000)
 
-    def move(self, step: int) -> None:
+    def move(self, step: int) -> None:  # type: ignore[override]  # tests and the keymap call move(±1)
         """Select the next (``step=1``) or previous (``-1``) row."""
         self.panel.flush()
         self.table.select_row(self.table.current_row() + step)
@@ -304,13 +324,13 @@ class MainWindow(QMainWindow):
         )
 
     @property
-    def judge(self):
+    def judge(self) -> JudgeDock:
         """The judge dock (hidden until asked for: it reveals the dataset's reference)."""
         if self._judge is None:
             from .judge_dock import JudgeDock
 
             self._judge = JudgeDock(self, self.settings)
-            self.addDockWidget(Qt.RightDockWidgetArea, self._judge)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self._judge)
             self._judge.hide()
         return self._judge
 

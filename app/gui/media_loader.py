@@ -45,16 +45,23 @@ class LoadedMedia:
     errors: tuple[str, ...] = field(default=())
 
 
+def _stored_id(item: Item) -> int:
+    """The store key of an item the window shows (read from the store, so it has one)."""
+    assert item.id is not None, f"item {item.ext_id} is not stored"
+    return item.id
+
+
 def load_media(item: Item, display_size=DISPLAY_SIZE) -> LoadedMedia:
     """Decode an item's media for display. Never raises for bad media: a missing or corrupt
     file becomes a placeholder with the reason."""
+    item_id = _stored_id(item)
     if not item.media:
-        return LoadedMedia(item.id, placeholder="This item has no image or video.")
+        return LoadedMedia(item_id, placeholder="This item has no image or video.")
     videos = [m for m in item.media if m.kind == "video"]
     if videos:
         m = videos[0]
         if m.path is None:
-            return LoadedMedia(item.id, placeholder=f"Missing video: {m.ref}\n{m.problem or ''}".strip())
+            return LoadedMedia(item_id, placeholder=f"Missing video: {m.ref}\n{m.problem or ''}".strip())
         try:
             info = video_info(m.path)
             strip = tuple(
@@ -62,9 +69,9 @@ def load_media(item: Item, display_size=DISPLAY_SIZE) -> LoadedMedia:
                 for f in sample_frames(m.path, STRIP_FRAMES, max_size=STRIP_SIZE)
             )
         except MediaError as exc:
-            return LoadedMedia(item.id, placeholder=f"Cannot play {m.ref}:\n{exc.reason}")
-        return LoadedMedia(item.id, video=VideoMedia(m.ref, m.path, info.frame_count, info.fps, strip))
-    images = []
+            return LoadedMedia(item_id, placeholder=f"Cannot play {m.ref}:\n{exc.reason}")
+        return LoadedMedia(item_id, video=VideoMedia(m.ref, m.path, info.frame_count, info.fps, strip))
+    images: list[tuple[str, QImage | None, str]] = []
     for m in item.media:
         if m.path is None:
             images.append((m.ref, None, f"Missing image: {m.ref}\n{m.problem or ''}".strip()))
@@ -73,7 +80,7 @@ def load_media(item: Item, display_size=DISPLAY_SIZE) -> LoadedMedia:
             images.append((m.ref, to_qimage(open_image(m.path, max_size=display_size)), ""))
         except MediaError as exc:
             images.append((m.ref, None, f"Cannot show {m.ref}:\n{exc.reason}"))
-    return LoadedMedia(item.id, images=tuple(images))
+    return LoadedMedia(item_id, images=tuple(images))
 
 
 class MediaLoader(QObject):
@@ -101,7 +108,7 @@ class MediaLoader(QObject):
     def request(self, item: Item, *, prefetch: tuple[Item, ...] = ()) -> LoadedMedia | None:
         """Ask for ``item`` now and ``prefetch`` after it. Returns the result at once when
         it is cached (no signal then); otherwise ``loaded`` fires when it is ready."""
-        hit = self.cached(item.id)
+        hit = self.cached(_stored_id(item))
         with self._cond:
             wanted = ([] if hit else [item]) + [p for p in prefetch if p.id not in self._cache]
             # The newest request goes first; stale prefetches are dropped.
@@ -131,7 +138,7 @@ class MediaLoader(QObject):
             with self._cond:
                 if self._stopped:
                     return
-                self._cache[item.id] = media
+                self._cache[media.item_id] = media
                 while len(self._cache) > self._cache_size:
                     self._cache.popitem(last=False)
             self.loaded.emit(media)

@@ -43,11 +43,13 @@ class StatsView(QDialog):
         self.store = store
         self.report: dict | None = None
         self.status = QLabel("Computing…")
-        self.progress = QProgressBar(maximumWidth=240)
+        self.progress = QProgressBar()
+        self.progress.setMaximumWidth(240)
         self.tabs = QTabWidget()
         self.summary = QPlainTextEdit(readOnly=True)
         self.tabs.addTab(self.summary, "Summary")
-        self.export = QPushButton("Write report folder…", enabled=False)
+        self.export = QPushButton("Write report folder…")
+        self.export.setEnabled(False)
         self.export.clicked.connect(self._write_report)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)

@@ -100,11 +100,11 @@ def show_error(parent: QWidget | None, title: str, message: str, details: str = 
     """Show an error in a critical message box without blocking (no nested event loop)."""
     if parent is not None and not isValid(parent):
         parent = None
-    box = QMessageBox(QMessageBox.Critical, title, message, QMessageBox.Ok, parent)
-    box.setTextFormat(Qt.PlainText)  # messages quote file names and dataset text
+    box = QMessageBox(QMessageBox.Icon.Critical, title, message, QMessageBox.StandardButton.Ok, parent)
+    box.setTextFormat(Qt.TextFormat.PlainText)  # messages quote file names and dataset text
     if details:
         box.setDetailedText(details)
-    box.setAttribute(Qt.WA_DeleteOnClose)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     _open_boxes.add(box)
     box.finished.connect(lambda _result: _open_boxes.discard(box))
     box.open()
@@ -180,9 +180,9 @@ class BackgroundOp(QObject):
         self._error: BaseException | None = None
         self._details = ""
         self.started = self.finished = False
-        self._progressed.connect(self._show_progress, Qt.QueuedConnection)
-        self._updated.connect(self._deliver_update, Qt.QueuedConnection)
-        self._ended.connect(self._finish, Qt.QueuedConnection)
+        self._progressed.connect(self._show_progress, Qt.ConnectionType.QueuedConnection)
+        self._updated.connect(self._deliver_update, Qt.ConnectionType.QueuedConnection)
+        self._ended.connect(self._finish, Qt.ConnectionType.QueuedConnection)
 
     # -- building ------------------------------------------------------------------------
 
@@ -391,8 +391,11 @@ class ProgressIndicator(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.label = QLabel()
-        self.bar = QProgressBar(maximumWidth=220, textVisible=True)
-        self.cancel = QToolButton(text="✕", toolTip="Cancel this background task", autoRaise=True)
+        self.bar = QProgressBar(textVisible=True)
+        self.bar.setMaximumWidth(220)
+        self.cancel = QToolButton(autoRaise=True)
+        self.cancel.setText("✕")
+        self.cancel.setToolTip("Cancel this background task")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.label)

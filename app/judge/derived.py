@@ -14,6 +14,7 @@ import orjson
 
 from pairscope.models.parsing import PARSERS, pairwise_parser, rationale
 
+from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
 from .modes import get_mode
 from .results import record_verdicts
@@ -55,7 +56,7 @@ def reparse(store: Store, run_id: int, parser: str) -> RunRecord:
             derived_from=src.id,
             status="done",
         )
-        items: dict[int, object] = {}
+        items: dict[int, Item] = {}
         out = []
         for v in store.verdicts(src.id):
             if v.error is not None:
@@ -136,9 +137,10 @@ def import_verdicts(
         if len(present) != 1:
             problems.append(f"{where} [{_show(ext)}]: give exactly one of 'output', 'choice' or 'scores'")
             continue
-        base = dict(
+        base = VerdictRecord(
             run_id=0,
             item_id=item_id,
+            sample_idx=sample,
             order_shown=order,
             raw_output=None,
             choice=None,
@@ -154,25 +156,16 @@ def import_verdicts(
             v = read(text, len(order))
             choice = order[v.choice] if v.parsed and v.choice is not None else None
             verdicts.append(
-                VerdictRecord(
-                    sample_idx=sample,
-                    **{
-                        **base,
-                        "raw_output": text,
-                        "choice": choice,
-                        "parsed": v.parsed,
-                        "rationale": rationale(text, v.span),
-                    },
-                )
+                replace(base, raw_output=text, choice=choice, parsed=v.parsed, rationale=rationale(text, v.span))
             )
         elif "choice" in row:
             choice = row["choice"]
             if choice is None:
-                verdicts.append(VerdictRecord(sample_idx=sample, **base))
+                verdicts.append(base)
             elif choice == "tie":
-                verdicts.append(VerdictRecord(sample_idx=sample, **{**base, "parsed": True}))
+                verdicts.append(replace(base, parsed=True))
             elif isinstance(choice, int) and not isinstance(choice, bool) and 0 <= choice < n:
-                verdicts.append(VerdictRecord(sample_idx=sample, **{**base, "choice": choice, "parsed": True}))
+                verdicts.append(replace(base, choice=choice, parsed=True))
             else:
                 problems.append(f"{where} [{_show(ext)}]: 'choice' must be a response index 0–{n - 1}, \"tie\" or null")
         else:
@@ -182,15 +175,13 @@ def import_verdicts(
                 continue
             for r, s in enumerate(scores):
                 verdicts.append(
-                    VerdictRecord(
+                    replace(
+                        base,
                         sample_idx=sample * n + r,
-                        **{
-                            **base,
-                            "order_shown": (r,),
-                            "choice": r,
-                            "scores": (None if s is None else float(s),),
-                            "parsed": s is not None,
-                        },
+                        order_shown=(r,),
+                        choice=r,
+                        scores=(None if s is None else float(s),),
+                        parsed=s is not None,
                     )
                 )
     if not rows and not problems:

@@ -50,9 +50,13 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
     def screen(index: int | None) -> str:
         return "—" if index is None else f"R{position.get(index, index + 1)}"
 
-    current = sorted(store.item_current_labels(item.id), key=lambda lab: (lab.kind != "adjudication", lab.annotator))
+    current = sorted(
+        store.item_current_labels(item.stored_id), key=lambda lab: (lab.kind != "adjudication", lab.annotator)
+    )
     lines = [
-        LabelLine(label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at)
+        LabelLine(
+            label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at or ""
+        )
         for label in current
     ]
     verdicts = []
@@ -69,4 +73,4 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
                 v.run_id, v.sample_idx, ", ".join(screen(i) for i in v.order_shown), choice, v.raw_output or "", span
             )
         )
-    return ReviewData(item.id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))
+    return ReviewData(item.stored_id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))

@@ -14,6 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from pairscope.models.base import Generation, JudgeBackend, JudgeRequest
 from pairscope.models.parsing import PARSERS, rationale
@@ -162,7 +163,7 @@ class JudgeSession:
         assert self.run is not None, "call start() first"
         cfg = self.config
         plan = self.mode.plan(item.ext_id, len(item.responses), cfg.k, cfg.both_orders, cfg.seed)
-        return [WorkUnit(item, s, order) for s, order in plan if (item.id, s) not in self._done]
+        return [WorkUnit(item, s, order) for s, order in plan if (item.stored_id, s) not in self._done]
 
     def remaining(self, item_ids: Iterable[int]) -> int:
         """How many samples of these items the current run still lacks (0: complete)."""
@@ -215,7 +216,7 @@ class JudgeSession:
             return [[u] for u in units]
         groups: dict[tuple[int, tuple[int, ...]], list[WorkUnit]] = {}
         for u in units:
-            groups.setdefault((u.item.id, u.order), []).append(u)
+            groups.setdefault((u.item.stored_id, u.order), []).append(u)
         return list(groups.values())
 
     def judge_stream(
@@ -231,7 +232,7 @@ class JudgeSession:
             unit = units_[0]
             request = self.request(unit)
             if isinstance(request, JudgeRequest):
-                gen = self.backend.generate_stream(request, lambda chunk, s=unit.sample_idx: on_text(s, chunk), cancel)
+                gen = self.backend.generate_stream(request, partial(on_text, unit.sample_idx), cancel)
             else:
                 gen = Generation("", error=request)
             if gen.cancelled:
@@ -255,7 +256,7 @@ class JudgeSession:
             prompt = self.mode.render(self.template, item, unit.order)
         except ValueError as exc:
             return f"prompt: {exc}"
-        seed = None if cfg.temperature == 0 else (cfg.seed * 1_000_003 + item.id * 101 + unit.sample_idx)
+        seed = None if cfg.temperature == 0 else (cfg.seed * 1_000_003 + item.stored_id * 101 + unit.sample_idx)
         return JudgeRequest(
             prompt=prompt,
             images=tuple(images),
@@ -267,9 +268,9 @@ class JudgeSession:
 
     def _media(self, item: Item) -> tuple[list, list] | MediaError:
         """An item's decoded images and video frames, decoded once per item per run."""
-        if item.id in self._media_cache:
-            self._media_cache.move_to_end(item.id)
-            return self._media_cache[item.id]
+        if item.stored_id in self._media_cache:
+            self._media_cache.move_to_end(item.stored_id)
+            return self._media_cache[item.stored_id]
         self.media_decodes += 1
         try:
             images, frames = [], []
@@ -278,13 +279,13 @@ class JudgeSession:
                     raise MediaError(m.ref, m.problem or "missing")
                 if m.kind == "video":
                     frames = sample_frames(m.path, self.config.frames, max_size=FRAME_MAX_SIZE)
-                    self._frame_indices[item.id] = [f.index for f in frames]
+                    self._frame_indices[item.stored_id] = [f.index for f in frames]
                 else:
                     images.append(open_image(m.path, max_size=IMAGE_MAX_SIZE))
             result: tuple[list, list] | MediaError = (images, frames)
         except MediaError as exc:
             result = exc
-        self._media_cache[item.id] = result
+        self._media_cache[item.stored_id] = result
         while len(self._media_cache) > self.MEDIA_CACHE:
             self._media_cache.popitem(last=False)
         return result
@@ -302,10 +303,10 @@ class JudgeSession:
             if request.video_frames:
                 media["frames"] = [list(img.size) for img in request.video_frames]
                 media["frame_count_requested"] = cfg.frames
-                media["frame_indices"] = self._frame_indices.get(unit.item.id, [])
+                media["frame_indices"] = self._frame_indices.get(unit.item.stored_id, [])
         return VerdictRecord(
             run_id=self.run.id,
-            item_id=unit.item.id,
+            item_id=unit.item.stored_id,
             sample_idx=unit.sample_idx,
             order_shown=unit.order,
             raw_output=text,

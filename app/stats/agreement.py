@@ -295,7 +295,9 @@ def reference_flip_rate(labels: Labels, ref_chosen: np.ndarray, categories: np.n
         valid = ~np.isnan(ref) & ~np.isnan(coded) & (coded < TIE)
         flip = coded != ref
         per[name] = _flip_counts(flip, valid, cat_index, cats)
-        all_valid.append(valid), all_flip.append(flip), all_cat.append(cat_index)
+        all_valid.append(valid)
+        all_flip.append(flip)
+        all_cat.append(cat_index)
     pooled = (
         _flip_counts(np.concatenate(all_flip), np.concatenate(all_valid), np.concatenate(all_cat), cats)
         if labels

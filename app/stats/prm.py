@@ -46,7 +46,8 @@ def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_TH
         if v.error is None and v.parsed and v.scores:
             scores[(v.item_id, v.order_shown[0])] = v.scores
     items = {item_id: store.get_item(item_id) for item_id, _ in scores}
-    truth, predicted = [], []
+    truth: list[bool] = []
+    predicted: list[bool] = []
     first_hits = {"all": [0, 0], "with_error": [0, 0], "without_error": [0, 0]}
     for (item_id, r), s in scores.items():
         steps = items[item_id].responses[r].steps
@@ -57,7 +58,7 @@ def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_TH
                 truth.append(not ref)
                 predicted.append(p)
         if any(m is not None for m in marks):
-            hit = _first_error(marks) == next((i for i, p in enumerate(pred) if p), -1)
+            hit = int(_first_error(marks) == next((i for i, p in enumerate(pred) if p), -1))
             for key in ("all", "with_error" if False in marks else "without_error"):
                 first_hits[key][0] += hit
                 first_hits[key][1] += 1
@@ -102,8 +103,9 @@ def _f1s(truth: list[bool], predicted: list[bool]) -> dict[str, Any]:
 
 def aggregate(scores: Iterable[float | None], how: str, scale: float = 5.0) -> float | None:
     """One number for a response's step scores (``None`` when a score is missing)."""
-    values = list(scores)
-    if not values or any(v is None for v in values):
+    given = list(scores)
+    values = [v for v in given if v is not None]
+    if not values or len(values) != len(given):
         return None
     if how == "min":
         return float(min(values))
@@ -125,9 +127,10 @@ def best_of_n_from_steps(store: Store, scores, items, how: str) -> dict[str, Any
         if n < 3 or best is None:
             continue
         agg = [aggregate(scores.get((item_id, r), ()), how) for r in range(n)]
-        if any(a is None for a in agg):
+        known = [a for a in agg if a is not None]
+        if len(known) != n:
             continue
-        top = max(agg)
+        top = max(known)
         winners = [r for r, a in enumerate(agg) if a == top]
         picks.append((winners[0] if len(winners) == 1 else None, best, n))
     return best_of_n_summary(picks)
@@ -209,9 +212,9 @@ def prm_report(
     store: Store, threshold: float = DEFAULT_THRESHOLD, runs: list[RunRecord] | None = None
 ) -> dict[str, Any]:
     """Step metrics of every step run (or of these runs), and annotators' step-mark agreement."""
-    runs = [
+    metrics = [
         step_run_metrics(store, r, threshold)
         for r in (store.runs() if runs is None else runs)
         if not get_mode(r.mode).votes_on_preference
     ]
-    return {"threshold": threshold, "runs": runs, "annotators": annotator_step_agreement(store)}
+    return {"threshold": threshold, "runs": metrics, "annotators": annotator_step_agreement(store)}

@@ -18,7 +18,9 @@ from .snapshot import SnapshotMixin
 from .stats_queries import StatsMixin
 
 
-class Store(ItemsMixin, LabelsMixin, JudgeMixin, StatsMixin, MergeMixin, SnapshotMixin, StoreBase):
+# Each part subclasses StoreBase and the parts it calls (MergeMixin: ItemsMixin; StatsMixin:
+# JudgeMixin, SnapshotMixin), so it is listed before them.
+class Store(MergeMixin, ItemsMixin, LabelsMixin, StatsMixin, JudgeMixin, SnapshotMixin, StoreBase):
     """A PairScope project file. Safe to share between threads (calls are serialized)."""
 
     @classmethod

@@ -48,6 +48,13 @@ def dumps(value) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS).decode("utf-8")
 
 
+def inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The rowid of the row an ``INSERT`` just made through ``cursor`` (its ``lastrowid``)."""
+    rowid = cursor.lastrowid
+    assert rowid is not None, "sqlite3 sets lastrowid on every INSERT that inserts a row"
+    return rowid
+
+
 def project_media_dir(path: str | Path) -> Path:
     """The media folder that belongs to the project file at ``path`` (``<stem>_media``)."""
     path = Path(path)
@@ -301,4 +308,13 @@ class StoreBase:
         self.close()
 
 
-__all__ = ["StoreBase", "SchemaError", "ReadOnlyError", "utc_now", "dumps", "project_media_dir", "discard_new_project"]
+__all__ = [
+    "StoreBase",
+    "SchemaError",
+    "ReadOnlyError",
+    "utc_now",
+    "dumps",
+    "inserted_id",
+    "project_media_dir",
+    "discard_new_project",
+]

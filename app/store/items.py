@@ -21,7 +21,7 @@ from ..records import (
     Response,
     Step,
 )
-from .connection import dumps, utc_now
+from .connection import StoreBase, dumps, inserted_id, utc_now
 from .search import fts_query, index_batch
 
 
@@ -352,7 +352,7 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
-class ItemsMixin:
+class ItemsMixin(StoreBase):
     """Item storage. Mixed into :class:`pairscope.app.store.Store`."""
 
     def add_items(self, items: Sequence[Item], import_id: int | None = None) -> AddResult:
@@ -406,7 +406,7 @@ class ItemsMixin:
                 " VALUES (?,?,?,?,0,0,?)",
                 (path, fmt, sha256, utc_now(), dumps(options)),
             )
-            return cur.lastrowid
+            return inserted_id(cur)
 
     def finish_import(self, import_id: int, added: int, unchanged: int) -> None:
         with self.transaction() as conn:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .connection import dumps, utc_now
+from .connection import StoreBase, dumps, inserted_id, utc_now
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def _verdict(row) -> VerdictRecord:
     )
 
 
-class JudgeMixin:
+class JudgeMixin(StoreBase):
     """Judge-run storage. Mixed into :class:`pairscope.app.store.Store`."""
 
     def create_run(
@@ -119,7 +119,7 @@ class JudgeMixin:
     ) -> RunRecord:
         """Record a new run (status ``running`` unless told otherwise)."""
         with self.transaction() as conn:
-            run_id = conn.execute(
+            cur = conn.execute(
                 f"INSERT INTO judge_runs ({_RUN_COLUMNS.split(', ', 1)[1]}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     str(uuidlib.uuid4()),
@@ -140,7 +140,8 @@ class JudgeMixin:
                     parser,
                     derived_from,
                 ),
-            ).lastrowid
+            )
+            run_id = inserted_id(cur)
         return self.run(run_id)
 
     def run(self, run_id: int) -> RunRecord:

@@ -8,7 +8,7 @@ import uuid as uuidlib
 from dataclasses import replace
 
 from ..records import ErrorTag, Label
-from .connection import dumps, utc_now
+from .connection import StoreBase, dumps, inserted_id, utc_now
 
 _LABEL_COLUMNS = (
     "l.uuid, l.item_id, a.name, l.created_at, l.kind, l.outcome, l.ranking, l.strength,"
@@ -63,7 +63,7 @@ def derived_display_order(annotator: str, identity: str, n_responses: int) -> tu
     return tuple(order)
 
 
-class LabelsMixin:
+class LabelsMixin(StoreBase):
     """Label storage. Mixed into :class:`pairscope.app.store.Store`.
 
     Reading (current labels, progress, display orders) never writes and so never waits for
@@ -79,7 +79,9 @@ class LabelsMixin:
             row = conn.execute("SELECT id FROM annotators WHERE name = ?", (name,)).fetchone()
             if row:
                 return row[0]
-            return conn.execute("INSERT INTO annotators (name, created_at) VALUES (?, ?)", (name, utc_now())).lastrowid
+            return inserted_id(
+                conn.execute("INSERT INTO annotators (name, created_at) VALUES (?, ?)", (name, utc_now()))
+            )
 
     def find_annotator(self, name: str) -> int | None:
         """The id of an annotator, ``None`` if nobody of that name has labeled yet (reads only)."""

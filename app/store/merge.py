@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .connection import SQLITE_MAGIC, StoreBase, utc_now
-from .items import display_id
+from .connection import SQLITE_MAGIC, StoreBase, inserted_id, utc_now
+from .items import ItemsMixin, display_id
 from .schema import LATEST_VERSION, SchemaError
 from .search import index_batch
 
@@ -358,7 +358,8 @@ class ProjectCopier:
         """The media rows of new items, their files copied through ``copy_media``: columns,
         rows and the number of missing files per new item."""
         columns = self._columns("media")
-        rows, missing = [], {}
+        rows: list[dict] = []
+        missing: dict[int, int] = {}
         for row in self._source_rows("media", columns, ["item_id", "idx"]):
             row = self._translate("media", row)
             if row["item_id"] not in new:
@@ -452,7 +453,7 @@ class ProjectCopier:
                 continue
             found = self.conn.execute("SELECT id FROM collections WHERE name = ?", (row["name"],)).fetchone()
             self.maps["collections"][src_id] = (
-                found[0] if found else self._insert_row("collections", columns, row).lastrowid
+                found[0] if found else inserted_id(self._insert_row("collections", columns, row))
             )
             self.counts.collections_added += found is None
             for member in members.get(src_id, ()):
@@ -464,7 +465,7 @@ class ProjectCopier:
                 ).rowcount
 
 
-class MergeMixin:
+class MergeMixin(ItemsMixin):
     """What packing and merging ask of the receiving (or packed) project. Mixed into
     :class:`pairscope.app.store.Store`."""
 
@@ -488,7 +489,9 @@ class MergeMixin:
         """The ``meta`` value of ``key``, set to ``value`` first when it has none."""
         with self.transaction() as conn:
             conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", (key, value))
-        return self.meta(key)
+        stored = self.meta(key)
+        assert stored is not None  # the row exists now, and meta.value is NOT NULL
+        return stored
 
     def put_meta(self, values: dict[str, str]) -> None:
         """Set several ``meta`` values (joins the caller's transaction)."""

@@ -6,8 +6,10 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .connection import StoreBase
 
-class SnapshotMixin:
+
+class SnapshotMixin(StoreBase):
     """Mixed into :class:`pairscope.app.store.Store`."""
 
     @contextmanager

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .judge import RunRecord
+from .judge import JudgeMixin, RunRecord
+from .snapshot import SnapshotMixin
 
 #: How :meth:`StatsMixin.stats_rows` codes a current label: a response index when one is
 #: preferred, these for a tie / both bad, ``-1`` for no preference (discarded, prefer without index).
@@ -68,7 +69,7 @@ class StatsRows:
     image_tokens_csv: str | None = None  # "<image>" tokens in the prompt as written, per item
 
 
-class StatsMixin:
+class StatsMixin(JudgeMixin, SnapshotMixin):
     """Mixed into :class:`pairscope.app.store.Store`."""
 
     def stats_rows(self) -> StatsRows:
