@@ -114,8 +114,8 @@ def test_accuracy_with_and_without_ties():
     ties = m["official"]["ties"]
     # with ties: item 0 right (0), item 1 decided tie (wrong), item 2 tie (right), item 3 0 (wrong)
     assert ties["with_ties"]["n"] == 4 and ties["with_ties"]["accuracy"] == 0.5
-    # without ties: items 0 (right) and 1 (a tie decision is wrong)
-    assert ties["without_ties"] == {"n": 2, "accuracy": 0.5, "ci": pytest.approx(list(wilson_reference(1, 2)))}
+    # without ties: reference ties and tie decisions left out: item 0 only (right)
+    assert ties["without_ties"] == {"n": 1, "accuracy": 1.0, "ci": pytest.approx(list(wilson_reference(1, 1)))}
 
 
 def test_best_of_n_from_item_decisions():
@@ -507,3 +507,13 @@ def test_pointwise_vs_pairwise_compares_the_same_model():
     assert common["pointwise"]["accuracy"] == pytest.approx(2 / 3)
     assert common["agreement"] == 0.5  # items 0 and 1 decided by both: agree on 0 only
     roundtrips(out)
+
+
+def test_annotator_accuracy_with_and_without_ties():
+    from pairscope.app.stats.judge_metrics import ties_accuracy
+
+    labels = np.array([0, TIE, 1, NAN, BOTH_BAD])
+    ref = np.array([0, 0, 0, 0, 1], dtype=float)
+    out = ties_accuracy(labels, ref, ~np.isnan(labels))
+    assert (out["with_ties"]["n"], out["with_ties"]["accuracy"]) == (4, 0.25)  # the tie label counts wrong
+    assert (out["without_ties"]["n"], out["without_ties"]["accuracy"]) == (3, pytest.approx(1 / 3))

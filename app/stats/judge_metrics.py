@@ -180,20 +180,28 @@ def _convention_metrics(data, votes, cumulative, convention, target, scored, cat
     return out
 
 
-def _ties(votes, convention, target, judged_with_target) -> dict[str, Any]:
-    """Accuracy with ties and without (VideoRewardBench / VideoGen-RewardBench report both).
+def ties_accuracy(decision: np.ndarray, target: np.ndarray, judged: np.ndarray) -> dict[str, Any]:
+    """Accuracy with ties counted and without (video reward benchmarks report both), for a
+    judge's decisions or an annotator's labels (``TIE`` = a tie decision or label).
+
     ``with_ties``: every judged item whose target is a response or a tie; right when the
-    decision (a response, or a tie when tie votes win) equals it. ``without_ties``: items whose
-    target names a response; a tie or no decision is wrong. Undecided counts wrong in both."""
-    decision = decide_with_ties(votes, convention)
-    with_mask = judged_with_target & (np.isin(target, [TIE]) | _names_response(target))
-    without_mask = judged_with_target & _names_response(target)
+    decision equals it, so a tie decision on a response target is wrong. ``without_ties``:
+    items whose target names a response and whose decision is not a tie. No decision (NaN)
+    counts wrong in both."""
+    tie_decided = decision == TIE
+    with_mask = judged & (np.isin(target, [TIE]) | _names_response(target))
+    without_mask = judged & _names_response(target) & ~tie_decided
     out = {}
     for name, mask in (("with_ties", with_mask), ("without_ties", without_mask)):
         hits = int((mask & (decision == target)).sum())
         n = int(mask.sum())
         out[name] = {"n": n, "accuracy": _share(hits, n), "ci": wilson_ci(hits, n)}
     return out
+
+
+def _ties(votes, convention, target, judged) -> dict[str, Any]:
+    """:func:`ties_accuracy` of a run, a tie decision being tie votes winning the convention."""
+    return ties_accuracy(decide_with_ties(votes, convention), target, judged)
 
 
 def _best_of_n(data: StatsData, verdict: np.ndarray, target: np.ndarray, scored: np.ndarray) -> dict[str, Any]:

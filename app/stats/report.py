@@ -9,6 +9,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..store import Store
 from .agreement import agreement_report, judge_human_kappa
 from .data import load_stats_data
@@ -18,6 +20,7 @@ from .judge_metrics import (
     item_verdicts,
     pointwise_vs_pairwise,
     run_metrics,
+    ties_accuracy,
 )
 from .length_bias import length_report
 from .prm import prm_report
@@ -38,6 +41,9 @@ def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200)
         "frames_curve": frames_curve(data),
         "pointwise_vs_pairwise": pointwise_vs_pairwise(data),
         "dataset": dataset_report(data),
+        "annotator_accuracy": {
+            name: ties_accuracy(labels, data.ref_chosen, ~np.isnan(labels)) for name, labels in data.labels.items()
+        },
         "steps": prm_report(store, runs=[r.run for r in runs]),
     }
 
@@ -96,6 +102,12 @@ def summary_text(report: dict[str, Any]) -> str:
         lines.append(
             f"dataset error tags ({errors['tags']} tags on {errors['items_tagged']} items): "
             + ", ".join(f"{k} {_pct(v['share'])}" for k, v in errors["kinds"].items())
+        )
+    for name, acc in (report.get("annotator_accuracy") or {}).items():
+        w, wo = acc["with_ties"], acc["without_ties"]
+        lines.append(
+            f"annotator {name} vs reference: {_pct(w['accuracy'])} of {w['n']} with ties (a tie label is"
+            f" wrong), {_pct(wo['accuracy'])} of {wo['n']} without (tie labels left out)"
         )
     for run_id, m in report["judges"].items():
         if m.get("official") is None:
