@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 import tomllib
@@ -178,6 +179,20 @@ def test_cli_import_loads_no_qt_or_torch():
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6','torch','transformers')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_window_start_loads_no_heavy_libraries():
+    """The window's import path stays light: pandas/pyarrow (via sqlite-utils), numpy and
+    the verdict parsers load when a merge, stats, a review or a judge needs them (cold start:
+    docs/PERFORMANCE.md)."""
+    code = (
+        "import sys, pairscope.app.gui.launch, pairscope.app.gui.main_window;"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas','pyarrow','sqlite_utils','numpy','torch',"
+        "'transformers','matplotlib','sklearn'}))"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout
     assert out.strip() == "[]"
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
-from ..judge.results import ensure_item_verdicts
 from ..store import SchemaError, Store
 from .controller import AnnotationController
 from .main_window import MainWindow
@@ -75,7 +74,10 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     path = db or default_project(settings)
     try:
         store = Store.create(path) if db is None else Store.open(path)
-        ensure_item_verdicts(store)  # a project from before schema 4: decide its judge verdicts once
+        if store.item_verdicts_stale():  # a project from before schema 4: decide its judge verdicts once
+            from ..judge.results import ensure_item_verdicts  # numpy and the parsers: only then
+
+            ensure_item_verdicts(store)
     except (OSError, SchemaError, sqlite3.DatabaseError) as exc:  # a folder, a FIFO, a foreign file ...
         QMessageBox.critical(None, "PairScope", f"Cannot open {path}:\n{exc}")
         print(f"error: {exc}", file=sys.stderr)

@@ -8,11 +8,14 @@ with the dataset's reference.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..labeling import describe, label_to_draft
 from ..records import Item
 from ..store import Store
-from .modes import JudgingMode, get_mode
+
+if TYPE_CHECKING:
+    from .modes import JudgingMode
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
         for label in current
     ]
     verdicts = []
+    from .modes import get_mode  # numpy and the verdict parsers load when a review is shown
+
     modes: dict[int, tuple[JudgingMode, str]] = {}
     for v in store.verdicts(item_id=item.id):
         if v.run_id not in modes:
