@@ -106,7 +106,7 @@ def build_7b_shaped(folder: Path) -> Path:
         vision_start_token_id=tok.convert_tokens_to_ids("<|vision_start|>"),
     )
     with torch.device("cuda"):
-        model = Qwen2_5_VLForConditionalGeneration._from_config(config, torch_dtype=torch.bfloat16)
+        model = Qwen2_5_VLForConditionalGeneration._from_config(config, dtype=torch.bfloat16)
     model.save_pretrained(folder, safe_serialization=True)
     processor.save_pretrained(folder)
     del model
