@@ -1,7 +1,9 @@
 """The ``pairscope`` command line: a thin layer over the store and the importer.
 
 ``pairscope [DB] [--annotator NAME]`` opens the window; ``import``, ``info`` and ``demo``
-work without Qt. Exit codes: 0 success, 1 bad input (nothing written), 2 usage error.
+work without Qt. Exit codes: 0 success, 1 bad input (nothing written), 2 usage error,
+70 an internal error (a bug: one line asks for a report; ``PAIRSCOPE_DEBUG=1`` prints the
+traceback).
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -26,6 +30,9 @@ if TYPE_CHECKING:
 
 # The window's start-up path imports none of the formats, the importer or the demo: each
 # command imports what it needs (start-up time is measured in bench/annotation_bench.py).
+
+#: The exit code of an internal error (sysexits.h EX_SOFTWARE), never of bad input (1).
+EXIT_INTERNAL = 70
 
 SUBCOMMANDS = ("import", "info", "demo", "judge", "import-verdicts", "reparse", "stats", "export", "pack", "merge")
 
@@ -149,31 +156,34 @@ def build_gui_parser() -> argparse.ArgumentParser:
 
 
 def _print_report(report: ImportReport, db: Path) -> None:
+    from .formats.messages import shown, shown_path, summarise
     from .importer import describe_missing
 
     out, err = sys.stdout, sys.stderr
     print(
-        f"{report.source} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
+        f"{shown_path(report.source)} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
         f" {report.conflicts} conflicting",
         file=out,
     )
-    for category, count in sorted(report.per_category.items()):
-        print(f"  {category}: {count}", file=out)
+    for category, count in sorted(report.per_category.items())[:50]:
+        print(f"  {shown(category)}: {count}", file=out)
+    if len(report.per_category) > 50:
+        print(f"  … and {len(report.per_category) - 50:,} more categories", file=out)
     if report.identical_duplicates:
         print(f"  {report.identical_duplicates} identical duplicates skipped", file=out)
     if report.renamed:
-        shown = ", ".join(f"{new} ({old})" for new, old in report.renamed[:5])
+        renamed = ", ".join(f"{shown(new)} ({shown(old)})" for new, old in report.renamed[:5])
         more = f" and {len(report.renamed) - 5} more" if len(report.renamed) > 5 else ""
         n = len(report.renamed)
         print(
             f"  {n} item{'s share' if n != 1 else ' shares'} a dataset id with another item, shown as"
-            f" id#N: {shown}{more}",
+            f" id#N: {renamed}{more}",
             file=out,
         )
     if report.missing_media:
         print(f"  missing media: {report.missing_media}", file=out)
-    for problem in report.problems:
-        print(f"warning: {problem}", file=err)
+    for line in summarise(report.problems):  # "… and 9,997 more like this"
+        print(f"warning: {line}", file=err)
     missing = describe_missing(report, db)
     if missing:
         print(f"warning: {missing}", file=err)
@@ -203,6 +213,8 @@ def cmd_import(args) -> int:
 
 def cmd_info(args) -> int:
     with Store.open(args.db, readonly=True) as store:
+        if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
+            print(f"note: {store.note}", file=sys.stderr)
         info = store.info()
         missing = store.missing_media()
     if args.json:
@@ -274,6 +286,8 @@ def cmd_stats(args) -> int:
     from .stats.report import compute_stats, summary_text, write_report
 
     with Store.open(args.db, readonly=True) as store:
+        if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
+            print(f"note: {store.note}", file=sys.stderr)
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
     if args.report:
@@ -285,6 +299,8 @@ def cmd_export(args) -> int:
     from .curation.export import export_project
 
     with Store.open(args.db, readonly=True) as store:
+        if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
+            print(f"note: {store.note}", file=sys.stderr)
         try:
             result = export_project(
                 store, args.out, args.format, collection=args.collection, only=args.only, force=args.force
@@ -365,17 +381,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return COMMANDS[args.command](args)
     except argparse.ArgumentTypeError as exc:
-        parser.error(str(exc))
-    except FormatError as exc:
+        parser.error(_bounded(exc))
+    except FormatError as exc:  # its message is bounded: file:line problems, summarised
         print(f"error: nothing imported. {exc}", file=sys.stderr)
         return 1
     except (OSError, SchemaError, ValueError) as exc:  # a missing file, a folder, read-only media ...
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_bounded(exc)}", file=sys.stderr)
         return 1
     except sqlite3.DatabaseError as exc:
-        print(f"error: the project file is not usable: {exc}", file=sys.stderr)
+        print(f"error: the project file is not usable: {_bounded(exc)}", file=sys.stderr)
         return 1
+    except Exception as exc:  # a bug, not bad input: its own exit code, so scripts can tell them apart
+        if os.environ.get("PAIRSCOPE_DEBUG", "") not in ("", "0"):
+            traceback.print_exc()
+        print(
+            f"error: internal error ({_bounded(exc, lines=1, named=True)}); please report it"
+            " (with the command you ran). PAIRSCOPE_DEBUG=1 prints the traceback.",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
     return 0
+
+
+def _bounded(exc: BaseException, lines: int = 30, named: bool = False) -> str:
+    """An exception's message as the command line prints it: at most ``lines`` lines of at
+    most 500 characters, control characters escaped; ``named``: after the exception's type."""
+    from .formats.messages import shown
+
+    text = str(exc)
+    if named:
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    parts = text.splitlines() or [""]
+    kept = [shown(part, 500) for part in parts[:lines]]
+    if len(parts) > lines:
+        kept[-1] += f" … ({len(parts) - lines:,} more lines)"
+    return "\n".join(kept)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,11 +6,12 @@ and committed, so creating the demo project is only an import.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .importer import import_file
 from .records import ImportReport
-from .store import Store
+from .store import Store, discard_new_project, project_media_dir
 
 #: (file under resources/demo, format) in import order.
 DEMO_FILES = (
@@ -30,11 +31,19 @@ def demo_dir() -> Path:
 def create_demo_project(path: str | Path) -> list[ImportReport]:
     """Create (or refresh) a project at ``path`` holding the demo dataset.
 
-    Idempotent: running it on an existing demo project adds nothing.
+    Idempotent: running it on an existing demo project adds nothing. A failure (a full disk,
+    a read-only folder) leaves no new project behind: the file, its side files and a media
+    folder it made are removed again.
     """
     folder = demo_dir()
     reports = []
-    with Store.create(path) as store:
-        for name, fmt in DEMO_FILES:
-            reports.append(import_file(store, folder / name, fmt, media_root=folder))
+    new_db, new_media = not os.path.lexists(path), not os.path.lexists(project_media_dir(path))
+    try:
+        with Store.create(path) as store:
+            for name, fmt in DEMO_FILES:
+                reports.append(import_file(store, folder / name, fmt, media_root=folder))
+    except BaseException:
+        if new_db:
+            discard_new_project(path, media=new_media)
+        raise
     return reports

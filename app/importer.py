@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from .formats import FormatError, ImportContext, ParsedRow, dataset_files, detect_format, get_format
 from .formats.base import DatasetFormat
+from .formats.messages import problem, shown, shown_path
 from .records import ImportProblem, ImportReport
 from .store import AddResult, Store
 from .store.items import ItemBatch, ItemBatcher
@@ -72,9 +73,9 @@ def open_source(
     path = Path(path)
     if path.is_dir():
         if not dataset_files(path):
-            raise FormatError([ImportProblem(str(path), None, "a folder without Parquet files (data/*.parquet)")])
+            raise FormatError([problem(path, None, "a folder without Parquet files (data/*.parquet)")])
     elif not path.is_file():
-        raise FormatError([ImportProblem(str(path), None, "no such file")])
+        raise FormatError([problem(path, None, "no such file")])
     dataset_format = get_format(fmt) if fmt else detect_format(path)
     ctx = ImportContext(
         path=path,
@@ -106,8 +107,8 @@ def repeat_problems(path: Path, repeats) -> tuple[int, list[ImportProblem]]:
             identical += 1
         else:
             problems.append(
-                ImportProblem(
-                    str(path),
+                problem(
+                    path,
                     line,
                     f"repeats line {first_line}'s id, prompt and responses with other content"
                     " (reference, media or fields differ); which one is right?",
@@ -163,8 +164,8 @@ def import_file(
     report = ImportReport(source=str(path), format=dataset_format.name, problems=list(ctx.problems))
     for ext_id, line in zip(result.conflicts, result.conflict_lines):
         report.problems.append(
-            ImportProblem(
-                str(path),
+            problem(
+                path,
                 line,
                 "this item (same id, prompt and responses) is already in the project with other content"
                 " (reference, media or fields); kept the stored one",
@@ -217,15 +218,17 @@ def describe_missing(report: ImportReport, db: str | Path) -> str | None:
     if not report.items_missing_media:
         return None
     total = report.added
-    shown = "; ".join(f"{item}: {ref}" for item, ref in report.missing_examples)
+    examples = "; ".join(f"{shown(item)}: {shown_path(ref)}" for item, ref in report.missing_examples)
     text = (
         f"{report.items_missing_media:,} of {total:,} items added have no media file; first "
-        f"{len(report.missing_examples)}: {shown}.\n  `pairscope info --db {db} --missing` lists them all."
+        f"{len(report.missing_examples)}: {examples}.\n"
+        f"  `pairscope info --db {shown_path(db)} --missing` lists them all."
     )
     if report.missing_prefix:
+        prefix = shown(report.missing_prefix, keep_end=True)
         text += (
-            f"\n  Every missing path starts with {report.missing_prefix!r}: if those files are elsewhere,"
-            f" import again with --media-root FOLDER (the folder that holds {report.missing_prefix})."
+            f"\n  Every missing path starts with '{prefix}': if those files are elsewhere,"
+            f" import again with --media-root FOLDER (the folder that holds {prefix})."
         )
     return text
 

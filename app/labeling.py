@@ -4,14 +4,29 @@ The label panel speaks in screen positions (what the annotator saw); the store s
 response indices. This module is the only place that maps one to the other. Every change
 is written at once (append-only); undo and redo write new rows too, so the audit trail
 keeps every step.
+
+A write that fails for a reason that passes (the project busy with another process's write,
+a full disk, a read-only file) is not lost: the label is kept pending (:mod:`.pending`: in
+memory and in a journal beside the project), shown as the item's label everywhere this
+session reads, and written in order on the next save, on :meth:`LabelingSession.retry_pending`
+and at the next start. Every write of the window goes through :meth:`LabelingSession._write`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import uuid as uuidlib
+from dataclasses import dataclass, replace
 
+from .pending import PendingLabels, save_failure
 from .records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from .store import Store
+from .store.connection import utc_now
+
+#: Appended to a table row's label while it is pending (kept, not yet in the project).
+PENDING_MARK = " (not yet saved)"
+#: How long a retry of pending labels waits for another process's write lock (the first
+#: attempt of a save waits the store's usual busy timeout).
+RETRY_WAIT_MS = 250
 
 
 def draft_to_label(
@@ -82,9 +97,14 @@ class _Change:
 
 
 class LabelingSession:
-    """Labels for one annotator in one project. Not thread-safe; use from one thread."""
+    """Labels for one annotator in one project. Not thread-safe; use from one thread.
 
-    def __init__(self, store: Store, annotator: str, kind: str = "label"):
+    ``pending`` shares the labels not yet stored with another session of the same project
+    (the window's labeling and adjudicating sessions); by default the project's journal is
+    read, and what it holds is written now when the project can be written.
+    """
+
+    def __init__(self, store: Store, annotator: str, kind: str = "label", pending: PendingLabels | None = None):
         self.store = store
         self.annotator = annotator.strip()
         if not self.annotator:
@@ -96,6 +116,9 @@ class LabelingSession:
         self.kind = kind
         self._undo: list[_Change] = []
         self._redo: list[_Change] = []
+        self.pending = pending if pending is not None else PendingLabels(store.path)
+        if pending is None and len(self.pending) and not store.readonly:
+            self.retry_pending()  # a start after a crash or a failed save: replay the journal
 
     def order(self, item_id: int) -> tuple[int, ...]:
         """The response order this annotator sees for the item (the same every time; reads only)."""
@@ -103,12 +126,20 @@ class LabelingSession:
 
     def draft(self, item_id: int) -> LabelDraft:
         """The annotator's current label for the item, in screen terms."""
-        return label_to_draft(self.store.current_label(item_id, self.annotator, self.kind), self.order(item_id))
+        return label_to_draft(self._current_label(item_id), self.order(item_id))
+
+    def _current_label(self, item_id: int) -> Label | None:
+        """The newest pending label of the item, else the stored current one."""
+        pending = self.pending.latest(item_id, self.annotator, self.kind)
+        if pending is not None:
+            return pending
+        return self.store.current_label(item_id, self.annotator, self.kind)
 
     def save(self, item_id: int, draft: LabelDraft) -> Label | None:
-        """Write ``draft`` as the item's new current label (durably, before returning).
+        """Write ``draft`` as the item's new current label (durably, before returning: in
+        the project, or kept pending in the journal when the project cannot be written).
 
-        Returns the stored label, or ``None`` when nothing changed.
+        Returns the label (stored or pending), or ``None`` when nothing changed.
         """
         before = self.draft(item_id)
         if draft == before:
@@ -145,18 +176,66 @@ class LabelingSession:
         return bool(self._redo)
 
     def _write(self, item_id: int, draft: LabelDraft) -> Label:
-        return self.store.add_label(draft_to_label(item_id, self.annotator, self.order(item_id), draft, self.kind))
+        """The one write path: store the label, or keep it pending (behind any pending ones,
+        so that labels land in the order they were made)."""
+        label = draft_to_label(item_id, self.annotator, self.order(item_id), draft, self.kind)
+        label = replace(label, uuid=str(uuidlib.uuid4()), created_at=utc_now())  # kept if it waits
+        if len(self.pending):
+            self.pending.keep(label, ext_id=self._ext_id(item_id))
+            self.retry_pending()
+            return label
+        try:
+            return self.store.add_label(label)
+        except Exception as exc:
+            failure = save_failure(exc)
+            if failure is None:
+                raise
+            self.pending.keep(label, failure, self._ext_id(item_id))
+            return label
+
+    def _ext_id(self, item_id: int) -> str | None:
+        """The item's dataset id for the journal (``None`` when even reading fails)."""
+        try:
+            summaries = self.store.item_summaries_by_id([item_id])
+        except Exception as exc:
+            if save_failure(exc) is None:
+                raise
+            return None
+        return summaries[0].ext_id if summaries else None
+
+    # -- labels not yet stored --------------------------------------------------------------
+
+    def retry_pending(self) -> list[Label]:
+        """Write the pending labels in order, waiting at most :data:`RETRY_WAIT_MS` for
+        another process's write lock; returns those stored now."""
+        return self.pending.flush(self.store, RETRY_WAIT_MS)
+
+    def pending_item_ids(self) -> set[int]:
+        """Items whose label by this session is pending."""
+        return set(self.pending.by_item(self.annotator, self.kind))
 
     # -- navigation and the table -----------------------------------------------------------
 
     def first_unlabeled(self, after_id: int = 0) -> int | None:
         """Where to resume: the first item (after ``after_id``) without a current label of
-        this session's kind."""
-        return self.store.first_unlabeled(self.annotator, after_id, self.kind)
+        this session's kind (pending labels count)."""
+        pending = self.pending.by_item(self.annotator, self.kind)
+        item_id = self.store.first_unlabeled(self.annotator, after_id, self.kind)
+        while item_id is not None and item_id in pending and pending[item_id].outcome != "cleared":
+            item_id = self.store.first_unlabeled(self.annotator, item_id, self.kind)
+        cleared = [i for i, label in pending.items() if label.outcome == "cleared" and i > after_id]
+        candidates = [i for i in (item_id, *cleared) if i is not None]
+        return min(candidates) if candidates else None
 
     def progress(self) -> tuple[int, int]:
-        """(items labeled — or adjudicated — by this annotator, items in the project)."""
-        return self.store.labeled_count(self.annotator, self.kind), self.store.item_count()
+        """(items labeled — or adjudicated — by this annotator, items in the project);
+        pending labels count."""
+        done = self.store.labeled_count(self.annotator, self.kind)
+        pending = self.pending.by_item(self.annotator, self.kind)
+        if pending:
+            stored = self.store.current_labels(self.annotator, list(pending), self.kind)
+            done += sum((label.outcome != "cleared") - (i in stored) for i, label in pending.items())
+        return done, self.store.item_count()
 
     def table_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> ItemFilter:
         """The table's filter; ``labeled``/``unlabeled`` mean this session's kind."""
@@ -177,14 +256,16 @@ class LabelingSession:
     def _rows(self, summaries) -> list[TableRow]:
         ids = [s.id for s in summaries]
         labels = self.store.current_labels(self.annotator, ids, self.kind)
+        pending = self.pending.by_item(self.annotator, self.kind)
         orders = self.store.display_orders(self.annotator, ids)
         rows = []
         for s in summaries:
-            label = labels.get(s.id)
-            if label is None:
-                rows.append(TableRow(s, "unlabeled", ""))
+            mark = PENDING_MARK if s.id in pending else ""
+            label = pending[s.id] if mark else labels.get(s.id)
+            if label is None or label.outcome == "cleared":
+                rows.append(TableRow(s, "unlabeled", mark))
                 continue
             draft = label_to_draft(label, orders[s.id])
             status = "discarded" if label.outcome == "discard" else "labeled"
-            rows.append(TableRow(s, status, describe(draft)))
+            rows.append(TableRow(s, status, describe(draft) + mark))
         return rows

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -383,10 +388,9 @@ def test_a_failing_export_leaves_no_data_file_and_no_manifest(project, tmp_path,
     monkeypatch.setitem(export_mod.EXPORT_FORMATS, "trl", broken)
     with pytest.raises(RuntimeError):
         export_project(project, out, "trl")
-    # only a temporary name existed, never trl.jsonl or manifest.json
-    assert len(visible) == 1 and visible[0].startswith(".pairscope-tmp-")
-    left = [p.name for p in out.rglob("*") if p.is_file()]
-    assert all(re.fullmatch(r"[0-9a-f]{64}\.png", n) for n in left), left  # only whole media files
+    # only PairScope's working files (a temporary name, the journal), never trl.jsonl or manifest.json
+    assert all(n.startswith(".pairscope-") for n in visible) and any(n.startswith(".pairscope-tmp-") for n in visible)
+    assert not out.exists()  # the failed export removed everything it made
 
 
 # -- safety ---------------------------------------------------------------------------------------
@@ -681,3 +685,128 @@ def test_a_failed_export_is_shown_and_the_dialog_stays(qtbot, export_window, tmp
     qtbot.waitUntil(lambda: bool(shown), timeout=15000)
     assert shown[0][0] == "Export failed" and "a-file" in shown[0][1]
     assert dialog.isVisible() and dialog.buttons.button(dialog.buttons.StandardButton.Ok).isEnabled()
+
+
+# -- a full disk, a killed export, durability -------------------------------------------------------
+
+
+def fill_disk_at(monkeypatch, where: str) -> None:
+    """The disk fills up while the export writes ``where`` (media, data file or manifest):
+    half the bytes land in the temporary file, then ENOSPC."""
+    real = export_mod._AtomicWriter.write
+
+    def write(self, data):
+        name = self.target.name
+        hit = {
+            "media": self.target.parent.name == export_mod.MEDIA_DIR,
+            "data": name.endswith(".jsonl"),
+            "manifest": name == export_mod.MANIFEST,
+        }[where]
+        if hit:
+            real(self, data[: len(data) // 2])
+            self.fh.flush()
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(self, data)
+
+    monkeypatch.setattr(export_mod._AtomicWriter, "write", write)
+
+
+def tree(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("where", ["media", "data", "manifest"])
+def test_a_full_disk_stops_the_export_and_leaves_nothing_behind(project, tmp_path, monkeypatch, capsys, where):
+    from pairscope.app.cli import main
+
+    fill_disk_at(monkeypatch, where)
+    out = tmp_path / "out"
+    with pytest.raises(OSError, match="the disk is full") as raised:
+        export_project(project, out, "jsonl")
+    assert raised.value.errno == errno.ENOSPC
+    assert not out.exists()  # no temporary files, no media, no empty folders
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(OSError, match="the disk is full"):
+        export_project(project, out, "jsonl", force=True)
+    assert tree(out) == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"
+    cli_out = tmp_path / "cli"
+    code = main(["export", "--db", str(project.path), "--format", "jsonl", "--out", str(cli_out)])
+    err = capsys.readouterr().err
+    assert code == 1 and err.startswith("error: ") and "the disk is full" in err
+    assert "Traceback" not in err and not cli_out.exists()
+
+
+KILLED_EXPORT = """
+import os, signal, sys
+from pairscope.app.curation.export import export_project
+from pairscope.app.store import Store
+
+def progress(done, total):
+    if done == 4:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+with Store.open(sys.argv[1], readonly=True) as store:
+    export_project(store, sys.argv[2], sys.argv[3], progress=progress)
+"""
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "vlrewardbench"])
+def test_a_killed_export_is_swept_by_the_next_one(project, tmp_path, fmt):
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-c", KILLED_EXPORT, str(project.path), str(out), fmt], capture_output=True, timeout=120
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    left = tree(out)
+    assert left and "manifest.json" not in left  # what a killed export leaves
+    result = export_project(project, out, fmt)  # the leftovers are its own: no --force needed
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == sorted(result.files)
+    assert all(p.is_file() or any(p.iterdir()) for p in out.rglob("*"))  # no empty folders
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            KILLED_EXPORT.replace("progress=progress", "progress=progress, force=True"),
+            str(project.path),
+            str(mine),
+            fmt,
+        ],
+        capture_output=True,
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    with pytest.raises(FileExistsError, match="not empty"):  # the user's file is still there
+        export_project(project, mine, fmt)
+    assert tree(mine) == ["notes.txt"]  # but the killed export's files are gone
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc to name fsynced files")
+def test_media_are_durable_before_the_manifest_is_written(project, tmp_path, monkeypatch):
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd):
+        events.append(("fsync", os.path.realpath(os.readlink(f"/proc/self/fd/{fd}"))))
+        real_fsync(fd)
+
+    def replace(src, dst, **kwargs):
+        real_replace(src, dst, **kwargs)
+        events.append(("replace", os.path.realpath(dst)))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    out = Path(os.path.realpath(tmp_path)) / "out"
+    result = export_project(project, out, "jsonl")
+    manifest_in_place = events.index(("replace", str(out / "manifest.json")))
+    media_folder_synced = events.index(("fsync", str(out / "media")))
+    media = [name for name in result.files if name.startswith("media/")]
+    assert media
+    for name in media:
+        assert events.index(("replace", str(out / name))) < media_folder_synced
+    assert media_folder_synced < manifest_in_place
+    assert ("fsync", str(out)) in events[:manifest_in_place]  # the data file's rename
+    assert ("fsync", str(out)) in events[manifest_in_place:]  # the manifest's rename

@@ -187,7 +187,7 @@ def test_hostile_and_broken_items_display_without_reading_files(qtbot, tmp_path,
     assert win.prompt.textFormat() == Qt.PlainText
     texts = [card.body.toPlainText() for card in win.responses.cards()]
     assert not any("TOP-SECRET" in t for t in texts) and any("<script>" in t for t in texts)
-    assert max(len(t) for t in texts) >= 100_000
+    assert any(c.is_cut() and len(c.response.text) >= 100_000 for c in win.responses.cards())  # run cut: Show all
     win.move(1)
     assert all("(empty response)" in card.body.toPlainText() for card in win.responses.cards())
     assert str(secret) not in opened

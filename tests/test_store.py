@@ -203,3 +203,91 @@ def test_labels_survive_reopen(tmp_path):
     with Store.open(path) as s:
         assert s.current_label(item_id, "ann").preferred == 0
         assert s.integrity_check() == "ok"
+
+
+def test_a_write_on_a_full_disk_is_rolled_back_once_and_says_so(store):
+    from pairscope.app.store.connection import DiskFullError
+
+    store.add_items([make_item("a")])
+    pages = store.query("PRAGMA page_count")[0][0]
+    store.conn.execute(f"PRAGMA max_page_count = {pages}")  # SQLITE_FULL as soon as the file must grow
+    many = [make_item(f"b{i}", n=4) for i in range(300)]
+    with pytest.raises(DiskFullError, match="the disk is full") as raised:
+        store.add_items(many)
+    assert "cannot rollback" not in str(raised.value) and isinstance(raised.value, OSError)
+    assert raised.value.__cause__.sqlite_errorname == "SQLITE_FULL"
+    assert not store.conn.in_transaction and store.item_count() == 1
+    with pytest.raises(DiskFullError, match="the disk is full"), store.transaction(), store.transaction():
+        store.add_items(many)  # nested blocks: the outer one rolls back, once
+    assert not store.conn.in_transaction and store.item_count() == 1
+    store.conn.execute(f"PRAGMA max_page_count = {pages * 1000}")
+    assert len(store.add_items(many).ids) == 300 and store.integrity_check() == "ok"
+
+
+def test_a_migration_on_a_full_disk_reports_the_full_disk(tmp_path):
+    from pairscope.app.store.schema import MIGRATIONS
+
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    migrate(conn, MIGRATIONS[:1])
+    conn.execute("BEGIN")
+    for i in range(1, 3001):
+        conn.execute(
+            "INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses, content_hash)"
+            " VALUES (?, ?, 'jsonl', 'general', ?, 'none', 2, ?)",
+            (i, f"x{i}", "word " * 50, f"h{i}"),
+        )
+        conn.executemany(
+            "INSERT INTO responses (item_id, idx, text) VALUES (?, ?, ?)", [(i, 0, "an answer " * 40), (i, 1, "no")]
+        )
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA cache_size = 10")  # pages spill mid-migration: SQLite rolls back by itself
+    conn.execute(f"PRAGMA max_page_count = {conn.execute('PRAGMA page_count').fetchone()[0] + 5}")
+    with pytest.raises(sqlite3.OperationalError, match="database or disk is full"):
+        migrate(conn)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 1 and not conn.in_transaction
+
+
+def test_a_second_store_on_an_open_file_keeps_the_first_ones_locks(tmp_path):
+    """Closing any descriptor of a file drops every POSIX lock this process holds on it: opening
+    and closing a second Store used to read the raw header with open()/close(), so another
+    process closing its connection deleted the -wal/-shm under the first store ("disk I/O
+    error" on its next read)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    from pairscope.app.records import Item, Response
+
+    path = tmp_path / "p.pairscope"
+    with Store.create(path) as s:
+        s.add_items(
+            [Item(ext_id=f"i{k}", prompt="p", responses=(Response(0, "a"), Response(1, "b"))) for k in range(3)]
+        )
+    holder = textwrap.dedent("""
+        import sqlite3, sys
+        conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=5)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO annotators (name, created_at) VALUES ('other', '2025-01-01')")
+        print("locked", flush=True)
+        sys.stdin.readline()
+        conn.execute("COMMIT")
+        conn.close()
+        print("released", flush=True)
+    """)
+    window = Store.open(path)
+    try:
+        assert window.annotators() == []
+        proc = subprocess.Popen(
+            [sys.executable, "-c", holder, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout.readline().strip() == "locked"
+        Store.open(path).close()  # e.g. a dialog or a command opening the same project
+        proc.stdin.write("release\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "released"
+        proc.wait(timeout=10)
+        # the other process saw the window's locks, so it left the -wal/-shm the window uses
+        assert (tmp_path / "p.pairscope-wal").exists() and (tmp_path / "p.pairscope-shm").exists()
+        assert window.annotators() == ["other"]  # the first store still reads, and sees the write
+    finally:
+        window.close()

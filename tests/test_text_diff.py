@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pairscope.widgets.text_diff import Span, changed_fragments, word_diff
+from pairscope.widgets.text_diff import Span, changed_fragments, coarsen, word_diff
 
 
 def check_cover(text: str, spans: list[Span]) -> None:
@@ -125,3 +125,27 @@ def test_100k_completely_different_is_fast(newline_every):
 def test_100k_without_any_whitespace():
     a, b = "x" * 100_000, "x" * 50_000 + "y" + "x" * 49_999
     assert diff(a, b) == ([a], [b])  # one token each: the whole word changed
+
+
+# --- at most N highlighted spans (issue 16, point 5: rendering has a budget) ----------------
+
+
+def test_coarsen_merges_the_closest_changes_and_keeps_every_change():
+    rng = random.Random(2)
+    a = " ".join(f"w{i}" for i in range(5_000))
+    words = a.split(" ")
+    for i in range(0, len(words), 3):  # every third word differs: ~1,700 separate changes
+        words[i] = f"X{rng.randint(0, 9)}"
+    sa, _ = word_diff(a, " ".join(words))
+    assert sum(s.changed for s in sa) > 1_000
+    coarse = coarsen(sa, 100)
+    check_cover(a, coarse)
+    assert 0 < sum(s.changed for s in coarse) <= 100
+    covered = {i for s in coarse if s.changed for i in range(s.start, s.end)}
+    assert all(i in covered for s in sa if s.changed for i in range(s.start, s.end))
+
+
+def test_coarsen_leaves_few_spans_alone():
+    sa, _ = word_diff("a big red ball", "a small blue ball")
+    assert coarsen(sa, 100) == sa
+    assert coarsen([], 5) == []

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from pairscope.app.records import TableRow
 
+from .plain_text import tooltip
+
 PageSource = Callable[[int, int], Sequence[TableRow]]
 
 COLUMNS = ("ID", "Category", "Media", "Status", "My label", "Prompt")
@@ -97,7 +99,7 @@ class ItemTableModel(QAbstractTableModel):
                 brush = _BRUSHES[table_row.status] = QBrush(QColor(_STATUS_COLOURS.get(table_row.status, "#000")))
             return brush
         if role == _TOOLTIP and column == 5:
-            return item.prompt_preview
+            return tooltip(item.prompt_preview)  # dataset text: escaped, or Qt renders (and loads) its HTML
         return None
 
     def headerData(self, section: int, orientation, role=_DISPLAY):  # noqa: N802

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,12 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .plain_text import TEXT_LIMIT, bounded, plain_label
+
 
 def _plain(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
-    return label
+    return plain_label(text, word_wrap=True)  # statuses and verdicts quote model output and paths
 
 
 def _tool_button(text: str, tip: str) -> QToolButton:
@@ -158,11 +157,11 @@ class JudgePanel(QWidget):
         self.progress.setFormat(f"{done} / {total} samples{eta}")
 
     def show_status(self, text: str) -> None:
-        self.status.setText(text)
+        self.status.setText(bounded(text, TEXT_LIMIT))
 
     def show_result(self, text: str, seen: str = "") -> None:
-        self.result.setText(text)
-        self.seen.setText(seen)
+        self.result.setText(bounded(text, TEXT_LIMIT))
+        self.seen.setText(bounded(seen, TEXT_LIMIT))
 
     def _browse(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Choose a model folder", self.model.text())

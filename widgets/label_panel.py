@@ -53,6 +53,8 @@ from pairscope.app.records import (
     LabelDraft,
 )
 
+from .plain_text import TEXT_LIMIT, bounded
+
 OutcomeChoice = Literal["tie", "both_bad", "discard"]
 OUTCOMES: tuple[OutcomeChoice, ...] = ("tie", "both_bad", "discard")
 OUTCOME_LABELS = {"tie": "Tie", "both_bad": "Both bad", "discard": "Discard"}
@@ -515,7 +517,7 @@ class LabelPanel(QWidget):
             (self._extra_errors, [t.label() for t in s.error_types if t.kind not in ERROR_KINDS]),
             (self._extra_reasons, [r for r in s.discard_reasons if r not in DISCARD_REASONS]),
         ):
-            label.setText("Also: " + ", ".join(extra) if extra else "")  # tags from a dataset, kept as is
+            label.setText(bounded("Also: " + ", ".join(extra), TEXT_LIMIT) if extra else "")  # a dataset's tags
             label.setVisible(bool(extra))
         if self.note_edit.toPlainText() != s.note:
             with QSignalBlocker(self.note_edit):

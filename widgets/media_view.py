@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from .media_style import BACKGROUND, NO_FOCUS, TEXT, compact_row
+from .plain_text import LINE_LIMIT, TEXT_LIMIT, bounded, plain_label, tooltip, visible
 from .qimage import ImageLike, to_qimage
 from .video_strip import FilmStrip
 
@@ -131,7 +132,9 @@ class MediaView(QWidget):
     """Shows an item's images (one at a time, zoomable) or its video, or a placeholder text.
 
     Child widgets tests and the window may look up by object name: ``media-placeholder``
-    (the text panel), ``frame-label`` and ``strip-frame-<index>`` (film-strip thumbnails).
+    (the text panel), ``media-caption``, ``frame-label`` and ``strip-frame-<index>``
+    (film-strip thumbnails). Captions and notes carry dataset paths and decoder messages:
+    every label is plain text, every tooltip escaped, both bounded.
     """
 
     frameChanged = Signal(int)
@@ -156,8 +159,9 @@ class MediaView(QWidget):
         sp, ignored = QStyle.StandardPixmap, QSizePolicy.Policy.Ignored
         self._prev_btn = _button(self, "Previous image", self.previous_image, icon=sp.SP_ArrowLeft)
         self._next_btn = _button(self, "Next image", self.next_image, icon=sp.SP_ArrowRight)
-        self._counter, self._zoom_label = QLabel(self), QLabel(self)
-        self._caption = QLabel(self, textFormat=Qt.TextFormat.PlainText)
+        self._counter, self._zoom_label = plain_label(parent=self), plain_label(parent=self)
+        self._caption = plain_label(parent=self)
+        self._caption.setObjectName("media-caption")
         self._caption.setSizePolicy(QSizePolicy(ignored, QSizePolicy.Policy.Preferred))
         self._zoom_btns = [
             _button(self, "Zoom out", self.zoom_out, text="−"),
@@ -192,7 +196,7 @@ class MediaView(QWidget):
         self._slider.setFocusPolicy(NO_FOCUS)
         self._slider.valueChanged.connect(self._slider_moved)
         self._slider.sliderPressed.connect(self.pause)
-        self._frame_label = QLabel(self)
+        self._frame_label = plain_label(parent=self)  # shows the caller's highlight label
         self._frame_label.setObjectName("frame-label")
         self._video_controls = (self._play_btn, back, fwd, self._slider)
         self._video_bar = QWidget(self)
@@ -254,7 +258,7 @@ class MediaView(QWidget):
         self._canvas.set_zoom(1.0)
 
     def _show_text(self, text: str) -> None:
-        self._placeholder.setText(text)
+        self._placeholder.setText(bounded(text, TEXT_LIMIT))
         self._stack.setCurrentWidget(self._placeholder)
         self._set_zoom_enabled(False)
 
@@ -264,8 +268,8 @@ class MediaView(QWidget):
         self._set_zoom_enabled(True)
 
     def _set_caption(self, text: str) -> None:
-        self._caption.setText(text)
-        self._caption.setToolTip(text)
+        self._caption.setText(visible(bounded(text, LINE_LIMIT)))
+        self._caption.setToolTip(tooltip(text))  # an unescaped tooltip is rendered as HTML
 
     def _set_zoom_enabled(self, on: bool) -> None:
         for btn in self._zoom_btns:

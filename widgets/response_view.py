@@ -5,15 +5,20 @@ the widget (http/https links are only reported through ``link_activated``), and 
 (image, style sheet) is ever read: ``SafeTextBrowser.loadResource`` answers every request
 with a blank image. Returning nothing is not enough: Qt then reads the file itself (checked
 with PySide6 6.12: a local PNG named in ``![](file:///...)`` was loaded and drawn).
+
+Rendering has a budget (``render_budget``): whatever its shape, a response is shown as a
+bounded document (long unbroken runs cut, huge text as a plain-text preview, huge tables as
+code, Markdown too costly to lay out as plain text); the card's "Show all" renders the whole
+text as plain text, only when asked.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, Qt, QUrl, Signal
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -34,14 +39,18 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTextBrowser,
     QTextEdit,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from .text_diff import Span, word_diff
+from .render_budget import DIFF_LIMIT, DIFF_SPAN_LIMIT, RenderPlan, plan_body, plan_full, plan_steps, word_count
+from .render_budget import protect_math as protect_math  # re-exported: where it used to live
+from .text_diff import Span, coarsen, word_diff
 
 ALLOWED_LINK_SCHEMES = frozenset({"http", "https"})
 EMPTY_TEXT = "(empty response)"
+SHOW_ALL, SHOW_LESS = "Show all", "Show less"
 DIFF_COLOR = QColor("#ffd98a")
 CURRENT_STEP_COLOR = QColor("#cfe2ff")
 MUTED_COLOR = "#8a8f98"
@@ -65,56 +74,10 @@ class ResponseText:
             raise ValueError(f"blind labelling: a title must not name a dataset role: {self.title!r}")
 
 
-# Inline code spans (left alone) or math: $$..$$, \[..\], \(..\), or $..$ (no space inside the
-# dollars, no digit after the closing one, so "$5 and $10" is not math).
-_INLINE = re.compile(
-    r"(?P<code>(?P<ticks>`+).+?(?<!`)(?P=ticks)(?!`))"
-    r"|(?P<math>\$\$.+?\$\$|\\\[.+?\\\]|\\\(.+?\\\)"
-    r"|(?<![\\$])\$(?![\s$])(?:\\.|[^$\\\n])+?(?<![\s\\])\$(?![\d$]))",
-    re.DOTALL,
-)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_TICK_RUN = re.compile(r"`+")
-
-
-def protect_math(markdown: str) -> str:
-    """Wrap LaTeX spans in code so Markdown shows them verbatim (no emphasis, no escapes)."""
-    if "$" not in markdown and "\\" not in markdown:
-        return markdown
-    out: list[str] = []
-    chunk: list[str] = []
-    fence = None
-    for line in markdown.splitlines(keepends=True):
-        opener = _FENCE.match(line)
-        if fence is None and opener:
-            out.append(_INLINE.sub(_wrap_math, "".join(chunk)))
-            chunk = []
-            fence = opener.group(1)
-            out.append(line)
-        elif fence is not None:
-            out.append(line)
-            if line.strip().startswith(fence[0] * len(fence)) and not line.strip().strip(fence[0]):
-                fence = None
-        else:
-            chunk.append(line)
-    out.append(_INLINE.sub(_wrap_math, "".join(chunk)))
-    return "".join(out)
-
-
-def _wrap_math(match: re.Match) -> str:
-    math = match.group("math")
-    if math is None:
-        return match.group(0)
-    longest = max((len(run) for run in _TICK_RUN.findall(math)), default=0)
-    if "\n" in math:  # display math keeps its line breaks as a code block
-        fence = "`" * max(3, longest + 1)
-        return f"\n{fence}\n{math}\n{fence}\n"
-    return f"{'`' * (longest + 1)}{math}{'`' * (longest + 1)}"  # math never starts with "`"
-
-
 def word_count_text(text: str) -> str:
-    count = len(text.split())
-    return f"{count:,} word" + ("" if count == 1 else "s")
+    """ "142 words"; past ``render_budget.COUNT_LIMIT`` characters an estimate, "≈1,767,000 words"."""
+    count, exact = word_count(text)
+    return ("" if exact else "≈") + f"{count:,} word" + ("" if count == 1 else "s")
 
 
 class SafeTextBrowser(QTextBrowser):
@@ -147,7 +110,13 @@ class SafeTextBrowser(QTextBrowser):
 
 
 class ResponseCard(QFrame):
-    """One response: title, word count and body (Markdown, plain text or numbered steps)."""
+    """One response: title, word count and body (Markdown, plain text or numbered steps).
+
+    The body is budgeted (``render_budget.plan_body``); when part of the response is left
+    out, a note says what and "Show all" renders the whole text as plain text (on demand)."""
+
+    #: The body now shows something else (the user chose "Show all" or "Show less").
+    view_changed = Signal()
 
     def __init__(self, response: ResponseText, parent=None):
         super().__init__(parent)
@@ -158,6 +127,16 @@ class ResponseCard(QFrame):
         self.title_label.setStyleSheet("font-weight: bold;")
         self.count_label = _plain_label(word_count_text(response.text or "\n".join(response.steps)))
         self.count_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.budget_note = _plain_label("")
+        self.budget_note.setWordWrap(True)
+        self.budget_note.setStyleSheet(f"color: {MUTED_COLOR}; font-style: italic;")
+        self.budget_note.hide()
+        self.show_all_button = QToolButton()
+        self.show_all_button.setText(SHOW_ALL)
+        self.show_all_button.setAutoRaise(True)
+        self.show_all_button.setToolTip("Render the whole response as plain text")
+        self.show_all_button.hide()
+        self.show_all_button.clicked.connect(self._toggle_show_all)
         self.body = SafeTextBrowser()
         self.body.setFrameShape(QFrame.Shape.NoFrame)
         self.body.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
@@ -169,53 +148,103 @@ class ResponseCard(QFrame):
         header.addWidget(self.title_label)
         header.addStretch(1)
         header.addWidget(self.count_label)
+        budget_row = QHBoxLayout()
+        budget_row.addWidget(self.budget_note, 1)
+        budget_row.addWidget(self.show_all_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 8)
         layout.addLayout(header)
+        layout.addLayout(budget_row)
         layout.addWidget(self.body, 1)
         self._fit = False
         self._marks: dict[int, bool] = {}
         self._current: int | None = None
         self._diff_selections: list[QTextEdit.ExtraSelection] = []
+        self._markdown = True
+        self._show_all = False
+        self._cut = False
         self.body.document().documentLayout().documentSizeChanged.connect(self._fit_height)
 
     def set_response(self, response: ResponseText) -> None:
-        """Show another response in this card (marks and the current step start afresh);
-        call :meth:`render_body` afterwards. Reusing cards keeps stepping between items fast."""
+        """Show another response in this card (marks, the current step and "Show all" start
+        afresh); call :meth:`render_body` afterwards. Reusing cards keeps stepping fast."""
         self.response = response
         self.title_label.setText(response.title)
         self.count_label.setText(word_count_text(response.text or "\n".join(response.steps)))
         self._marks = {}
         self._current = None
         self._diff_selections = []
+        self._show_all = False
+        self._cut = False
 
     @property
     def is_empty(self) -> bool:
-        return not self.response.text.strip() and not self.response.steps
+        text = self.response.text
+        return (not text or text.isspace()) and not self.response.steps
 
     @property
     def has_steps(self) -> bool:
         return bool(self.response.steps)
 
+    def is_cut(self) -> bool:
+        """Part of the response is left out of the budgeted view ("Show all" is offered)."""
+        return self._cut
+
+    def showing_all(self) -> bool:
+        return self._show_all
+
+    def set_show_all(self, enabled: bool) -> None:
+        """Render the whole response as plain text (True) or the budgeted view (False)."""
+        enabled = enabled and self._cut
+        if enabled == self._show_all:
+            return
+        self._show_all = enabled
+        self.render_body(self._markdown)
+        self.view_changed.emit()
+
+    def _toggle_show_all(self) -> None:
+        self.set_show_all(not self._show_all)
+
     def render_body(self, markdown: bool) -> None:
-        """(Re)build the body; step marks and the current step survive."""
+        """(Re)build the body; step marks, the current step and "Show all" survive."""
+        self._markdown = markdown
         doc = self.body.document()
         self._diff_selections = []
+        self.body.setExtraSelections([])  # each selection's cursor would follow every edit below
+        plan = RenderPlan("", False)
+        # Empty the document before changing the wrap mode: Qt would re-wrap the old text.
+        doc.setPlainText("")
         if self.is_empty:
-            doc.setPlainText("")
+            self._set_wrap(False)
             QTextCursor(doc).insertText(EMPTY_TEXT, _muted())
         elif self.has_steps:
+            steps, plan = plan_steps(self.response.steps, full=self._show_all)
+            self._set_wrap(plan.wrap_anywhere)
             # One block per step, so block number == step index.
-            lines = (f"{MARK_STYLE[None][0]} {i}. {_one_line(step)}" for i, step in enumerate(self.response.steps, 1))
+            lines = (f"{MARK_STYLE[None][0]} {i}. {_one_line(step)}" for i, step in enumerate(steps, 1))
             doc.setPlainText("\n".join(lines))
             self._apply_marks()
-        elif markdown:
-            doc.setMarkdown(protect_math(self.response.text), _MARKDOWN)
-            if "![" in self.response.text:
-                _replace_images(doc)
         else:
-            doc.setPlainText(self.response.text)
+            plan = plan_full(self.response.text) if self._show_all else plan_body(self.response.text, markdown)
+            self._set_wrap(plan.wrap_anywhere)
+            if plan.markdown:
+                doc.setMarkdown(plan.text, _MARKDOWN)
+                if "![" in plan.text:
+                    _replace_images(doc)
+            else:
+                doc.setPlainText(plan.text)
+        if not self._show_all:
+            self._cut = plan.cut
+        self.budget_note.setText(plan.note)
+        self.budget_note.setVisible(bool(plan.note))
+        self.show_all_button.setText(SHOW_LESS if self._show_all else SHOW_ALL)
+        self.show_all_button.setVisible(self._cut)
         self._refresh_selections()
+
+    def _set_wrap(self, anywhere: bool) -> None:
+        mode = QTextOption.WrapMode.WrapAnywhere if anywhere else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
+        if self.body.wordWrapMode() != mode:
+            self.body.setWordWrapMode(mode)
 
     def set_fit_height(self, fit: bool) -> None:
         """In a scrolling list the body takes its content's height (capped); else it expands."""
@@ -228,7 +257,11 @@ class ResponseCard(QFrame):
     def set_diff_spans(self, spans: Sequence[Span]) -> None:
         fmt = QTextCharFormat()
         fmt.setBackground(DIFF_COLOR)
+        # In an edit block a cursor does not lay its block out to learn its x position.
+        batch = QTextCursor(self.body.document())
+        batch.beginEditBlock()
         self._diff_selections = [self._selection(s.start, s.end, fmt) for s in spans if s.changed]
+        batch.endEditBlock()
         self._refresh_selections()
 
     def diff_fragments(self) -> list[str]:
@@ -306,7 +339,13 @@ class ResponseCard(QFrame):
 
 
 class ResponsePane(QWidget):
-    """Shows N responses: two side by side (with a word diff), more as a scrolling list."""
+    """Shows N responses: two side by side (with a word diff), more as a scrolling list.
+
+    The word diff runs after the cards are shown, in three turns of the event loop (diff,
+    then each card's highlights, which need the card's full layout): two 100 KB responses
+    cost ~90 ms of GUI time there, in slices of ≤ ~50 ms, and the first paint never waits
+    for them. A newer item replaces a pending diff; :meth:`highlighted_fragments` finishes a
+    pending one at once."""
 
     link_activated = Signal(QUrl)
 
@@ -315,6 +354,11 @@ class ResponsePane(QWidget):
         self._cards: list[ResponseCard] = []
         self._markdown = True
         self._diff = True
+        self._diff_job: Iterator[None] | None = None
+        self._diff_timer = QTimer(self)
+        self._diff_timer.setSingleShot(True)
+        self._diff_timer.setInterval(0)
+        self._diff_timer.timeout.connect(self._diff_step)
         self._mode = "empty"
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
@@ -358,6 +402,7 @@ class ResponsePane(QWidget):
         self._layout.addWidget(self._content)
         for card in self._cards:
             card.body.link_activated.connect(self.link_activated)
+            card.view_changed.connect(self._apply_diff)
             card.render_body(self._markdown)
         self._apply_diff()
 
@@ -388,8 +433,15 @@ class ResponsePane(QWidget):
         return self._diff
 
     def highlighted_fragments(self, card_index: int) -> list[str]:
-        """The texts currently highlighted as differing in one card (for tests and tooltips)."""
+        """The texts highlighted as differing in one card (for tests and tooltips); a pending
+        diff runs first."""
+        while self._diff_job is not None:
+            self._diff_step()
         return self._cards[card_index].diff_fragments()
+
+    def diff_pending(self) -> bool:
+        """The word diff of the shown pair is scheduled and not finished."""
+        return self._diff_job is not None
 
     def set_step_marks(self, card_index: int, marks: Mapping[int, bool | None]) -> None:
         """Show ✓ (True), ✗ (False) or nothing (None, or absent) beside each step."""
@@ -400,15 +452,38 @@ class ResponsePane(QWidget):
         self._cards[card_index].set_current_step(step_index)
 
     def _apply_diff(self) -> None:
+        """Clear the highlights now; schedule the diff of what is shown, if it applies."""
+        self._diff_timer.stop()
+        self._diff_job = None
         for card in self._cards:
             card.set_diff_spans([])
         if not self._diff or len(self._cards) != 2 or any(c.is_empty or c.has_steps for c in self._cards):
             return
+        if any(card.body.document().characterCount() > DIFF_LIMIT for card in self._cards):
+            return  # "Show all" of a huge response: the word diff would block for seconds
+        self._diff_job = self._diff_steps(self._cards[0], self._cards[1])
+        self._diff_timer.start()
+
+    def _diff_step(self) -> None:
+        """One slice of the pending diff; the next one on the next turn of the event loop."""
+        self._diff_timer.stop()
+        if self._diff_job is None:
+            return
+        try:
+            next(self._diff_job)
+        except StopIteration:
+            self._diff_job = None
+        else:
+            self._diff_timer.start()
+
+    @staticmethod
+    def _diff_steps(first: ResponseCard, second: ResponseCard) -> Iterator[None]:
         # Diff what is on screen: positions in toPlainText() are document positions.
-        first, second = (card.body.document().toPlainText() for card in self._cards)
-        spans_a, spans_b = word_diff(first, second)
-        self._cards[0].set_diff_spans(spans_a)
-        self._cards[1].set_diff_spans(spans_b)
+        spans_a, spans_b = word_diff(first.body.document().toPlainText(), second.body.document().toPlainText())
+        yield
+        first.set_diff_spans(coarsen(spans_a, DIFF_SPAN_LIMIT))
+        yield
+        second.set_diff_spans(coarsen(spans_b, DIFF_SPAN_LIMIT))
 
 
 def _plain_label(text: str) -> QLabel:

@@ -15,6 +15,8 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from difflib import SequenceMatcher
+from itertools import accumulate, compress, islice, repeat
+from operator import add, contains, or_, sub
 from typing import NamedTuple
 
 
@@ -55,6 +57,33 @@ def word_diff(a: str, b: str) -> tuple[list[Span], list[Span]]:
     return _spans(a, pa, flags_a, la), _spans(b, pb, flags_b, lb)
 
 
+def coarsen(spans: list[Span], limit: int) -> list[Span]:
+    """At most ``limit`` changed spans that still cover every change: when there are more,
+    the changes separated by the shortest unchanged gaps are merged (highlighting those gaps
+    too). A view draws each span as one selection; thousands of them make every repaint slow."""
+    changed = [s for s in spans if s.changed]
+    if len(changed) <= max(1, limit):
+        return spans
+    gaps = sorted(b.start - a.end for a, b in zip(changed, changed[1:]))
+    threshold = gaps[len(changed) - max(1, limit) - 1]  # merging gaps <= it leaves <= limit spans
+    merged: list[list[int]] = []
+    for span in changed:
+        if merged and span.start - merged[-1][1] <= threshold:
+            merged[-1][1] = span.end
+        else:
+            merged.append([span.start, span.end])
+    out: list[Span] = []
+    position = 0
+    for start, end in merged:
+        if start > position:
+            out.append(Span(position, start, False))
+        out.append(Span(start, end, True))
+        position = end
+    if position < spans[-1].end:
+        out.append(Span(position, spans[-1].end, False))
+    return out
+
+
 def changed_fragments(text: str, spans: list[Span]) -> list[str]:
     """The changed parts of ``text`` (a convenience for tests and tooltips)."""
     return [text[s.start : s.end] for s in spans if s.changed]
@@ -67,17 +96,15 @@ def _tokenize(text: str) -> tuple[list[str], list[tuple[int, int]], list[bool]]:
     would make SequenceMatcher several times slower without making the diff more precise.
     """
     pairs = _TOKEN.findall(text)
-    keys = [token for _, token in pairs]
-    places: list[tuple[int, int]] = []
-    line_ends = [False] * len(keys)
-    position = 0
-    for i, (space, token) in enumerate(pairs):
-        if space:
-            if i and "\n" in space:
-                line_ends[i - 1] = True
-            position += len(space)
-        places.append((position, position + len(token)))
-        position += len(token)
+    if not pairs:
+        return [], [], []
+    # Built with C-level map/accumulate: a per-token Python loop was 2/3 of a 100 KB diff.
+    spaces, keys = (list(column) for column in zip(*pairs))
+    token_lengths = list(map(len, keys))
+    ends = list(accumulate(map(add, map(len, spaces), token_lengths)))
+    places = list(zip(map(sub, ends, token_lengths), ends))
+    line_ends = list(map(contains, islice(spaces, 1, None), repeat("\n")))
+    line_ends.append(False)
     return keys, places, line_ends
 
 
@@ -180,12 +207,14 @@ def _at(bounds: list[tuple[int, int]], index: int, hi: int) -> int:
 
 def _segments(keys: list[str], line_ends: list[bool], lo: int, hi: int, level: int) -> list[tuple[int, int]]:
     """Token ranges of the lines (level 0) or sentences (level 1) in ``keys[lo:hi]``."""
+    ends = line_ends[lo:hi]
+    if level == 1:
+        ends = list(map(or_, ends, map(_SENTENCE_END.__contains__, keys[lo:hi])))
     bounds = []
     start = lo
-    for i in range(lo, hi):
-        if line_ends[i] or (level == 1 and keys[i] in _SENTENCE_END):
-            bounds.append((start, i + 1))
-            start = i + 1
+    for i in compress(range(lo, hi), ends):
+        bounds.append((start, i + 1))
+        start = i + 1
     if start < hi:
         bounds.append((start, hi))
     return bounds

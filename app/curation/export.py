@@ -36,17 +36,22 @@ through the generic importer (it needs two responses). Labels and adjudications 
 the row, for reading; a lossless re-import would need a ``pairscope`` import format.
 
 Safety: file names come only from content hashes and fixed names, never from item ids or
-media paths; every file is written to a temporary name and renamed into place, and the
-manifest is written last, so a crash never leaves a complete-looking export.
+media paths; every file is written to a temporary name, fsynced and renamed into place,
+the folders holding them are fsynced, and the manifest is written last, so a crash never
+leaves a complete-looking export.
+
+Failures leave nothing behind. What an export creates (folders, temporary files, files) is
+noted in a journal (``.pairscope-export-journal``) before it is made; a failed export (a
+full disk, a read-only folder, a cancel) removes it all and raises :class:`ExportError`
+(an ``OSError`` with one clear message), and an export killed midway is swept by the next
+export into the same folder (which then needs no ``force``: the leftovers were its own).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +63,8 @@ from ..formats.media_refs import check_file, inside
 from ..records import Item, Label, MediaRef
 from ..store import Store
 from ..store.connection import utc_now
+from .export_files import MANIFEST, MEDIA_DIR, ExportError, Output, WriteFailed, export_error, prepare_folder, writing
+from .export_files import AtomicWriter as _AtomicWriter
 from .export_formats import (
     DECISIVE,
     EXPORT_FORMATS,
@@ -68,10 +75,6 @@ from .export_formats import (
 )
 
 ONLY_CHOICES = ("adjudicated", "agreed")
-MANIFEST = "manifest.json"
-MEDIA_DIR = "media"
-_TMP_PREFIX = ".pairscope-tmp-"
-_TMP_RE = re.compile(re.escape(_TMP_PREFIX) + r"[0-9a-f]{32}")
 _SUFFIX_RE = re.compile(r"\.[a-z0-9]{1,8}")
 _CHUNK = 1 << 20
 _PAGE = 5000
@@ -194,39 +197,6 @@ def resolve_preference(
 # -- files -------------------------------------------------------------------------------------
 
 
-def _tmp_path(folder: Path) -> Path:
-    return folder / f"{_TMP_PREFIX}{uuid.uuid4().hex}"
-
-
-class _AtomicWriter:
-    """Write to a temporary file in the target's folder, hashing as it goes; on
-    :meth:`commit` fsync and rename into place. Closing without commit removes it."""
-
-    def __init__(self, target: Path):
-        self.target = target
-        self.tmp = _tmp_path(target.parent)
-        self.fh = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or discard)
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: bytes) -> None:
-        self.fh.write(data)
-        self.digest.update(data)
-        self.size += len(data)
-
-    def commit(self) -> dict[str, Any]:
-        self.fh.flush()
-        os.fsync(self.fh.fileno())
-        self.fh.close()
-        os.replace(self.tmp, self.target)
-        return {"sha256": self.digest.hexdigest(), "bytes": self.size}
-
-    def discard(self) -> None:
-        if not self.fh.closed:
-            self.fh.close()
-        self.tmp.unlink(missing_ok=True)
-
-
 def _suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     return suffix if _SUFFIX_RE.fullmatch(suffix) else ""
@@ -238,11 +208,12 @@ class MediaCopier:
     (VL-RewardBench's scripts read the subset from ``images/<subset>/…``). Only files whose
     header says they are an image or a video of their kind are copied."""
 
-    def __init__(self, out_dir: Path, project_dir: Path, keep_paths: bool = False):
+    def __init__(self, out_dir: Path, project_dir: Path, keep_paths: bool = False, output: Output | None = None):
         self.out_dir = out_dir
         self.dir = out_dir / MEDIA_DIR
         self.project_dir = project_dir
         self.keep_paths = keep_paths
+        self.output = output
         self.files: dict[str, dict[str, Any]] = {}
         self._by_source: dict[str, tuple[str, str]] = {}
 
@@ -261,7 +232,7 @@ class MediaCopier:
                 return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} {source} {why}; not exported")
             try:
                 self._by_source[key] = self._copy(source, self._kept(ref.ref))
-            except OSError as exc:
+            except OSError as exc:  # reading the source; writing the export raises WriteFailed
                 return ExportedMedia(ref.kind, ref.ref, None, None, f"could not copy {source}: {exc}")
         rel, digest = self._by_source[key]
         return ExportedMedia(ref.kind, ref.ref, rel, digest, None)
@@ -277,26 +248,29 @@ class MediaCopier:
         return None if rel in self.files or rel.split("/")[0] == MEDIA_DIR else rel
 
     def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str]:
-        if kept is not None:
-            (self.out_dir / kept).parent.mkdir(parents=True, exist_ok=True)
-            writer = _AtomicWriter(self.out_dir / kept)
-        else:
-            self.dir.mkdir(exist_ok=True)
-            writer = _AtomicWriter(self.dir / "pending")
-        try:
-            with open(source, "rb") as fh:
+        with open(source, "rb") as fh:  # a source that cannot be read costs that file only
+            with writing():
+                folder = (self.out_dir / kept).parent if kept is not None else self.dir
+                if self.output is not None:
+                    self.output.mkdir(folder)
+                else:
+                    folder.mkdir(parents=True, exist_ok=True)
+                writer = _AtomicWriter(self.out_dir / kept if kept is not None else self.dir / "pending", self.output)
+            try:
                 for block in iter(lambda: fh.read(_CHUNK), b""):
-                    writer.write(block)
-            digest = writer.digest.hexdigest()
-            rel = kept or f"{MEDIA_DIR}/{digest}{_suffix(source)}"
-            if rel in self.files:  # same bytes under another source path: one file
+                    with writing():
+                        writer.write(block)
+                digest = writer.digest.hexdigest()
+                rel = kept or f"{MEDIA_DIR}/{digest}{_suffix(source)}"
+                if rel in self.files:  # same bytes under another source path: one file
+                    writer.discard()
+                else:
+                    writer.target = self.out_dir / rel
+                    with writing():
+                        self.files[rel] = writer.commit()
+            except BaseException:
                 writer.discard()
-            else:
-                writer.target = self.out_dir / rel
-                self.files[rel] = writer.commit()
-        except BaseException:
-            writer.discard()
-            raise
+                raise
         return rel, digest
 
 
@@ -305,30 +279,6 @@ def _dump_row(row: dict[str, Any]) -> bytes:
         return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate: escape it rather than write invalid UTF-8
         return (json.dumps(row) + "\n").encode("ascii")
-
-
-def _prepare_folder(out_dir: Path, force: bool) -> None:
-    """Check (and create) the output folder.
-
-    With ``force`` a non-empty folder is written into: same-named files are replaced,
-    a previous manifest is removed first (the folder must not look like a finished
-    export while this one runs) and leftover temporary files of an interrupted export
-    are removed. Nothing else is deleted: media there may be a project's own files.
-    """
-    if out_dir.exists() and not out_dir.is_dir():
-        raise FileExistsError(f"export target {out_dir} exists and is not a folder")
-    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
-        raise FileExistsError(
-            f"export folder {out_dir} is not empty; choose a new or empty folder, "
-            "or pass force=True (--force) to write into it"
-        )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MANIFEST).unlink(missing_ok=True)
-    for folder in (out_dir, out_dir / MEDIA_DIR):
-        if folder.is_dir():
-            for leftover in folder.iterdir():
-                if _TMP_RE.fullmatch(leftover.name) and leftover.is_file():
-                    leftover.unlink()
 
 
 # -- selection and the export ------------------------------------------------------------------
@@ -379,8 +329,9 @@ def export_project(
 ) -> ExportResult:
     """Export a project's items as ``fmt`` into ``out_dir`` (see the module docstring).
 
-    Raises ``ValueError`` for an unknown format, ``only`` value or collection, and
-    ``FileExistsError`` when ``out_dir`` is not empty and ``force`` is false.
+    Raises ``ValueError`` for an unknown format, ``only`` value or collection,
+    ``FileExistsError`` when ``out_dir`` is not empty and ``force`` is false, and
+    :class:`ExportError` when the export cannot be written (what it wrote is removed).
     ``progress(done, total)`` is called after each item.
     """
     try:
@@ -391,13 +342,39 @@ def export_project(
         raise ValueError(f"only must be one of {', '.join(ONLY_CHOICES)} (or None), got {only!r}")
     ids = select_items(store, collection, item_ids)
     out_dir = Path(out_dir)
-    _prepare_folder(out_dir, force)
+    output = prepare_folder(out_dir, force)
+    try:
+        result = _write_export(
+            store, out_dir, fmt, export_format, ids, output, collection, only, item_ids, filters_description, progress
+        )
+    except BaseException as exc:
+        output.undo()
+        cause = exc.error if isinstance(exc, WriteFailed) else exc
+        if isinstance(cause, OSError) and not isinstance(cause, ExportError):
+            raise export_error(cause, out_dir) from cause
+        raise
+    output.finish()
+    return result
 
+
+def _write_export(
+    store: Store,
+    out_dir: Path,
+    fmt: str,
+    export_format: ExportFormat,
+    ids: list[int],
+    output: Output,
+    collection: str | None,
+    only: str | None,
+    item_ids: Sequence[int] | None,
+    filters_description: dict | None,
+    progress: Callable[[int, int], None] | None,
+) -> ExportResult:
     result = ExportResult(out_dir=out_dir, format=fmt, n_items=0)
-    copier = MediaCopier(out_dir, store.path.parent, keep_paths=export_format.keep_media_paths)
+    copier = MediaCopier(out_dir, store.path.parent, keep_paths=export_format.keep_media_paths, output=output)
     sources: Counter = Counter()
     missing_media = 0
-    writer = _AtomicWriter(out_dir / export_format.filename)
+    writer = _AtomicWriter(out_dir / export_format.filename, output)
     try:
         for done, item_id in enumerate(ids, start=1):
             entry = _export_item(store, item_id, only, export_format, copier, result)
@@ -448,7 +425,8 @@ def export_project(
         "reimport": export_format.reimport,
         "files": files,
     }
-    manifest_writer = _AtomicWriter(out_dir / MANIFEST)
+    output.sync()  # every file (fsynced at commit) and every rename is on disk before the manifest
+    manifest_writer = _AtomicWriter(out_dir / MANIFEST, output)
     try:
         manifest_writer.write(json.dumps(manifest, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
         manifest_writer.commit()
@@ -494,6 +472,7 @@ def _export_item(
 __all__ = [
     "EXPORT_FORMATS",
     "ONLY_CHOICES",
+    "ExportError",
     "ExportItem",
     "ExportResult",
     "Preference",

@@ -16,28 +16,48 @@ A **conflict** is an item whose identity is in the output with a different
 An input is **unrelated** when the output already holds items, the input shares no
 item identity with them, and no project id (``meta`` ``project_id`` or
 ``pack_source_project_id``) of the input is one of the output's.
+
+**Checked first, written whole or not at all.** Every row a pack or merge would copy is
+checked before anything is written (``store.merge_checks.check_source``); one bad row refuses the
+whole input with :class:`InvalidRowsError` listing what is wrong. Media files are copied
+through a temporary file, fsynced with their folders before the commit that names them, and
+listed beforehand in a journal beside the media folder (``.<stem>_media.<id>.journal``). A
+failure (a full disk included) removes everything the call wrote and raises
+:class:`TeamworkError` with a plain message; a run killed outright leaves its journal, and
+the next merge or pack into the same place removes what it lists that no item names, and any
+``*.tmp`` copies, before it writes (holding the output's write lock, so never a live run's).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
 import os
+import re
 import shutil
+import sqlite3
 import uuid as uuidlib
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import overload
+from typing import IO, overload
 
 from ..formats.media_refs import check_file
 from ..importer import file_sha256
 from ..judge.results import ensure_item_verdicts
-from ..store import Store
+from ..store import SchemaError, Store
 from ..store.connection import discard_new_project, utc_now
 from ..store.merge import CopyCounts, ForeignProjectError, ProjectCopier, ProjectSource
+from ..store.merge_checks import RowProblem, check_source
 from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
 
 MERGE_FORMAT = "pairscope-merge"
+#: Problem lines an :class:`InvalidRowsError` message shows (all are in ``problems``).
+MAX_PROBLEMS = 20
+#: A media copy in progress: ``.<sha256><suffix>.<32 hex>.tmp`` beside its target.
+_TMP_NAME = re.compile(r"\.[0-9a-f]{64}[^/]*\.[0-9a-f]{32}\.tmp")
 
 
 class TeamworkError(ValueError):
@@ -50,6 +70,23 @@ class ProjectFileError(TeamworkError):
 
 class UnrelatedProjectsError(TeamworkError):
     """An input shares nothing with the output (see the module's definition)."""
+
+
+class InvalidRowsError(TeamworkError):
+    """Rows of an input break the project's rules; the input is refused whole.
+
+    ``problems`` holds every ``file: table row N (key): problem`` line, ``refused`` the
+    number of bad rows per file; the message shows the first :data:`MAX_PROBLEMS`."""
+
+    def __init__(self, problems: Sequence[RowProblem], action: str):
+        self.problems = [str(p) for p in problems]
+        self.refused = dict(Counter(p.file for p in problems))
+        files = ", ".join(f"{n} in {f}" for f, n in self.refused.items())
+        shown = self.problems[:MAX_PROBLEMS]
+        more = [f"… and {len(self.problems) - len(shown)} more"] if len(self.problems) > len(shown) else []
+        super().__init__(
+            "\n".join([f"nothing was {action}: rows that break the project's rules ({files}):", *shown, *more])
+        )
 
 
 @overload
@@ -80,12 +117,6 @@ def _same_file(a: Path, b: Path) -> bool:
     return a.exists() and b.exists() and os.path.samefile(a, b)
 
 
-def _remove_files(paths: Iterable[Path]) -> None:
-    for p in paths:
-        with contextlib.suppress(OSError):
-            p.unlink()
-
-
 def _open_source(path: Path, *, check_integrity: bool = True) -> ProjectSource:
     try:
         return ProjectSource(path, check_integrity=check_integrity)
@@ -93,11 +124,152 @@ def _open_source(path: Path, *, check_integrity: bool = True) -> ProjectSource:
         raise ProjectFileError(str(exc)) from exc
 
 
-class _MediaFiles:
-    """Copies media files of one source into dst's media folder (content-addressed)."""
+def _fsync(path: Path) -> None:
+    """Flush a file's or a folder's content and entries to the disk."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # a file system that cannot sync folders
+            raise
+    finally:
+        os.close(fd)
 
-    def __init__(self, dst: Store, src_path: Path, report: InputReport, written: list[Path]):
-        self.dst, self.src_path, self.report, self.written = dst, src_path, report, written
+
+class _Folders:
+    """Folders one call created, to remove again if it fails."""
+
+    def __init__(self) -> None:
+        self.made: list[Path] = []
+
+    @staticmethod
+    def missing(folder: Path) -> list[Path]:
+        """``folder`` and its ancestors that do not exist, outermost first."""
+        missing, p = [], folder.absolute()
+        while not p.exists():
+            missing.append(p)
+            p = p.parent
+        return missing[::-1]
+
+    def make(self, folder: Path) -> None:
+        for p in self.missing(folder):
+            p.mkdir(exist_ok=True)
+            self.made.append(p)
+
+    def undo(self) -> None:
+        for p in reversed(self.made):
+            with contextlib.suppress(OSError):
+                p.rmdir()  # only when empty
+
+
+class _MediaWriter:
+    """Copies media files into one project's media folder (content-addressed): journaled
+    before, fsynced before the commit (:meth:`sync`), removed again by :meth:`undo`."""
+
+    def __init__(self, project: Path, folders: _Folders):
+        self.project = project
+        self.folder = project.absolute().parent
+        self.media_dir = self.folder / (project.stem + "_media")
+        self.folders = folders
+        self.written: list[Path] = []
+        self._journal: IO[str] | None = None
+        self._journal_path: Path | None = None
+
+    def copy(self, source: Path) -> tuple[str, bool]:
+        """The stored path (relative to the project's folder) of ``source``'s copy, and
+        whether this call wrote it (a file with its content may be there already)."""
+        digest = file_sha256(source)
+        name = f"{digest}{source.suffix.lower()}"
+        target = self.media_dir / digest[:2] / name
+        stored = f"{self.media_dir.name}/{digest[:2]}/{name}"
+        if target.exists():
+            return stored, False
+        for folder in self.folders.missing(target.parent):
+            self._note("dir", folder)
+        self._note("file", target)  # before it exists: a killed run's copy is found again
+        self.folders.make(target.parent)
+        tmp = target.with_name(f".{name}.{uuidlib.uuid4().hex}.tmp")
+        try:
+            shutil.copyfile(source, tmp)
+            _fsync(tmp)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        self.written.append(target)
+        return stored, True
+
+    def _note(self, kind: str, path: Path) -> None:
+        if self._journal is None:
+            self._journal_path = self.folder / f".{self.media_dir.name}.{uuidlib.uuid4().hex}.journal"
+            self._journal = open(self._journal_path, "x", encoding="utf-8")  # noqa: SIM115 (closed by done/undo)
+            _fsync(self.folder)
+        self._journal.write(f"{kind} {path.relative_to(self.folder).as_posix()}\n")
+        self._journal.flush()
+        os.fsync(self._journal.fileno())
+
+    def sync(self) -> None:
+        """fsync every file's folder and every new folder's parent (call before the commit)."""
+        folders = {p.parent for p in self.written} | {p.parent for p in self.folders.made}
+        for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+            _fsync(folder)
+
+    def done(self) -> None:
+        """After the commit: the journal is no longer needed."""
+        self._close_journal()
+
+    def undo(self) -> None:
+        """Remove every file this writer copied, and its journal (the folders: ``_Folders``)."""
+        for p in self.written:
+            with contextlib.suppress(OSError):
+                p.unlink()
+        self._close_journal()
+
+    def _close_journal(self) -> None:
+        if self._journal is not None:
+            with contextlib.suppress(OSError):
+                self._journal.close()
+        if self._journal_path is not None:
+            with contextlib.suppress(OSError):
+                self._journal_path.unlink()
+        self._journal = self._journal_path = None
+
+    def sweep(self, stored_paths: Iterable[str]) -> int:
+        """Remove what killed earlier runs left: ``*.tmp`` copies, and files their journals
+        list that no media row of the project names (``stored_paths``). Run it holding the
+        project's write lock. Returns how many files it removed."""
+        named = {os.path.normpath(resolve_media_path(self.project, p)) for p in stored_paths}
+        removed = 0
+        if self.media_dir.is_dir():
+            for tmp in self.media_dir.glob("*/.*.tmp"):
+                if _TMP_NAME.fullmatch(tmp.name) and tmp.is_file():
+                    tmp.unlink()
+                    removed += 1
+        for journal in sorted(self.folder.glob(f".{glob.escape(self.media_dir.name)}.*.journal")):
+            folders = []
+            for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
+                kind, _, relative = line.partition(" ")
+                parts = Path(relative).parts
+                if not parts or parts[0] != self.media_dir.name or ".." in parts:
+                    continue  # only ever inside the media folder
+                path = self.folder / relative
+                if kind == "dir":
+                    folders.append(path)
+                elif kind == "file" and path.is_file() and os.path.normpath(path) not in named:
+                    path.unlink()
+                    removed += 1
+            for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()  # only when empty
+            journal.unlink()
+        return removed
+
+
+class _MediaFiles:
+    """Copies media files of one source into dst's media folder, through a :class:`_MediaWriter`."""
+
+    def __init__(self, writer: _MediaWriter, src_path: Path, report: InputReport):
+        self.writer, self.src_path, self.report = writer, src_path, report
         self._cache: dict[Path, tuple[str | None, str | None]] = {}
 
     def __call__(self, path: str | None, problem: str | None, kind: str) -> tuple[str | None, str | None]:
@@ -109,7 +281,9 @@ class _MediaFiles:
         if source not in self._cache:
             why = check_file(source, kind)
             if why is None:
-                self._cache[source] = (self._copy_file(source), None)
+                copy, written = self.writer.copy(source)
+                self.report.media_files += written
+                self._cache[source] = (copy, None)
             elif why == "not found":
                 self._cache[source] = (None, f"media file missing when copied from {self.src_path}: {source}")
             else:  # only image and video files travel between projects
@@ -117,23 +291,33 @@ class _MediaFiles:
         stored, why = self._cache[source]
         return (stored, problem) if stored is not None else (None, why)
 
-    def _copy_file(self, source: Path) -> str:
-        digest = file_sha256(source)
-        media_dir = self.dst.media_dir
-        name = f"{digest}{source.suffix.lower()}"
-        target = media_dir / digest[:2] / name
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{name}.{uuidlib.uuid4().hex}.tmp")
-            shutil.copyfile(source, tmp)
-            os.replace(tmp, target)
-            self.written.append(target)
-            self.report.media_files += 1
-        return f"{media_dir.name}/{digest[:2]}/{name}"
+
+def _refuse(problems: Sequence[RowProblem], action: str) -> None:
+    if problems:
+        raise InvalidRowsError(problems, action)
 
 
-def _copier(dst: Store, src: ProjectSource, report: InputReport, written: list[Path]) -> ProjectCopier:
-    return dst.copier(src, _MediaFiles(dst, src.path, report, written))
+def _why(exc: BaseException) -> str:
+    """A failed write, in words."""
+    text = str(exc)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" writing {exc.filename}" if exc.filename else ""
+        return f"the disk is full (no space left on device{where})"
+    if "disk is full" in text or getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL":
+        return f"the disk is full ({text})"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    return text
+
+
+@contextlib.contextmanager
+def _writing(action: str) -> Iterator[None]:
+    """Turn a failed write (a full disk, a read-only folder, SQLite refusing) into a
+    :class:`TeamworkError`; the caller has removed what it wrote by the time it is seen."""
+    try:
+        yield
+    except (OSError, sqlite3.Error, SchemaError) as exc:
+        raise TeamworkError(f"{action} failed: {_why(exc)}; nothing was written") from exc
 
 
 def _add_counts(report: InputReport, counts: CopyCounts) -> None:
@@ -186,32 +370,26 @@ def pack_project(
         raise TeamworkError(f"nothing to pack: the selection in {store.path} holds no items")
     source_id = project_id(store)
     src = _open_source(store.path, check_integrity=False)
-    written: list[Path] = []
-    new, ok = None, False
+    folders = _Folders()
+    media = _MediaWriter(out, folders)
+    new, touched, ok = None, False, False
     try:
-        if out.exists():
-            discard_new_project(out, media=False)
-        new = Store.create(out)
-        result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
-        report = InputReport(str(store.path))
-        with new.transaction():
-            copier = _copier(new, src, report, written)
-            copier.items(selected)
-            copier.labels(name)
-            copier.display_orders(name)
-            copier.annotator(name)  # a new annotator has no rows yet
-            copier.collections(only_with_items=True)
-            new.put_meta(
-                {
-                    "project_id": result.project_id,
-                    "pack_source_project_id": source_id,
-                    "pack_source_path": str(store.path.absolute()),
-                    "pack_annotator": name,
-                    "pack_collection": collection or "",
-                    "packed_at": utc_now(),
-                }
-            )
-            _add_counts(report, copier.counts)
+        _refuse(check_source(src, None, selected=selected, annotator=name, judge=False), "packed")
+        with _writing(f"packing {store.path} into {out}"):
+            touched = True
+            if out.exists():
+                discard_new_project(out, media=False)
+            folders.make(out.parent)
+            new = Store.create(out)
+            result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
+            report = InputReport(str(store.path))
+            with new.transaction():
+                result.leftovers_removed = media.sweep(new.media_paths())
+                copier = new.copier(src, _MediaFiles(media, src.path, report))
+                _pack_rows(new, copier, selected, result, store.path)
+                _add_counts(report, copier.counts)
+                media.sync()  # the files on disk before the commit that names them
+            media.done()
         result.items, result.labels, result.display_orders = (
             report.items_added,
             report.labels_added,
@@ -225,9 +403,31 @@ def pack_project(
         src.close()
         if new is not None:
             new.close()
-        if not ok:
+        if not ok and touched:
+            media.undo()
             discard_new_project(out, media=False)
-            _remove_files(written)
+            folders.undo()
+
+
+def _pack_rows(new: Store, copier: ProjectCopier, selected: set[int] | None, result: PackResult, source: Path) -> None:
+    """The rows of a pack: its items, the annotator's labels and display orders, the
+    collections of its items, and the ``meta`` rows that say where it came from."""
+    name = result.annotator
+    copier.items(selected)
+    copier.labels(name)
+    copier.display_orders(name)
+    copier.annotator(name)  # a new annotator has no rows yet
+    copier.collections(only_with_items=True)
+    new.put_meta(
+        {
+            "project_id": result.project_id,
+            "pack_source_project_id": result.source_project_id,
+            "pack_source_path": str(source.absolute()),
+            "pack_annotator": name,
+            "pack_collection": result.collection or "",
+            "packed_at": utc_now(),
+        }
+    )
 
 
 def _check_related(src: ProjectSource, known_ext: set[str], lineage: set[str], out: Path) -> None:
@@ -261,7 +461,8 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         raise TeamworkError("nothing to merge: no input projects given")
     report = MergeReport(out, created=not out.exists())
     sources: list[ProjectSource] = []
-    written: list[Path] = []
+    folders = _Folders()
+    media = _MediaWriter(out, folders)
     store, ok = None, False
     try:
         for path in paths:
@@ -278,37 +479,19 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
                 _check_related(src, known_ext, lineage, out)
             known_ext |= src.dataset_ids
             lineage |= src.lineage
-        if store is None:
-            store = Store.create(out)
-        origin = {key: str(out) for key in store.identities()}  # identity -> where the output's version came from
-        with store.transaction():
-            for src in sources:
-                part = InputReport(str(src.path), src.meta.get("project_id"))
-                copier = _copier(store, src, part, written)
-                copied = copier.items()
-                for c in copied.conflicts:
-                    report.conflicts.append(
-                        Conflict(c.ext_id, str(src.path), origin.get(c.identity, "?"), c.dst_hash, c.src_hash)
-                    )
-                origin.update((key, str(src.path)) for key in copied.new_identities)
-                copier.labels()
-                copier.display_orders()
-                copier.judge_runs()
-                copier.collections()
-                _add_counts(part, copier.counts)
-                part.conflicts += len(copied.conflicts)
-                if part.changed:
-                    options = {k: v for k, v in part.__dict__.items() if k != "path"}
-                    store.log_merged_input(
-                        str(src.path.absolute()),
-                        MERGE_FORMAT,
-                        file_sha256(src.path),
-                        copied.new_ids,
-                        part.items_matched,
-                        options,
-                    )
-                report.inputs.append(part)
-            ensure_item_verdicts(store)  # merged samples: their runs' item verdicts are decided again
+        _refuse([p for src in sources for p in check_source(src, store)], "merged")
+        with _writing(f"merging into {out}"):
+            if store is None:
+                folders.make(out.parent)
+                store = Store.create(out)
+            with store.transaction():  # holds the write lock: no other merge is copying now
+                report.leftovers_removed = media.sweep(store.media_paths())
+                origin = {key: str(out) for key in store.identities()}  # identity -> where its version came from
+                for src in sources:
+                    report.inputs.append(_merge_one(store, src, media, report, origin))
+                ensure_item_verdicts(store)  # merged samples: their runs' item verdicts are decided again
+                media.sync()  # the files on disk before the commit that names them
+            media.done()
         ok = True
         return report
     finally:
@@ -317,6 +500,32 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         if store is not None:
             store.close()
         if not ok:
-            _remove_files(written)
+            media.undo()
             if report.created:
                 discard_new_project(out, media=False)
+            folders.undo()
+
+
+def _merge_one(
+    store: Store, src: ProjectSource, media: _MediaWriter, report: MergeReport, origin: dict[str, str]
+) -> InputReport:
+    """Copy one (checked) input into ``store`` inside its transaction; conflicts go to
+    ``report``, and ``origin`` (item identity -> the file its version came from) is kept up."""
+    part = InputReport(str(src.path), src.meta.get("project_id"))
+    copier = store.copier(src, _MediaFiles(media, src.path, part))
+    copied = copier.items()
+    for c in copied.conflicts:
+        report.conflicts.append(Conflict(c.ext_id, str(src.path), origin.get(c.identity, "?"), c.dst_hash, c.src_hash))
+    origin.update((key, str(src.path)) for key in copied.new_identities)
+    copier.labels()
+    copier.display_orders()
+    copier.judge_runs()
+    copier.collections()
+    _add_counts(part, copier.counts)
+    part.conflicts += len(copied.conflicts)
+    if part.changed:
+        options = {k: v for k, v in part.__dict__.items() if k != "path"}
+        store.log_merged_input(
+            str(src.path.absolute()), MERGE_FORMAT, file_sha256(src.path), copied.new_ids, part.items_matched, options
+        )
+    return part

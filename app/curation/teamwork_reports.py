@@ -22,6 +22,8 @@ class PackResult:
     collection: str | None = None
     #: ``table.column`` of the source's columns a fresh project lacks (added to it by hand)
     columns_not_copied: list[str] = field(default_factory=list)
+    #: files a killed earlier pack into the same place had left (``*.tmp``, unused media)
+    leftovers_removed: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,9 @@ class Conflict:
 
 @dataclass
 class InputReport:
-    """What merging one input did (counts of rows written; ``*_present`` were already there)."""
+    """What merging one input did: counts of rows written (``*_added``), of rows the output
+    already held (``*_present``; display orders: ``*_differing`` when the output's differs).
+    An input with a row that breaks the rules is refused whole, so nothing is ever dropped."""
 
     path: str
     project_id: str | None = None
@@ -58,8 +62,10 @@ class InputReport:
     display_orders_differing: int = 0
     runs_added: int = 0
     verdicts_added: int = 0
+    verdicts_present: int = 0
     collections_added: int = 0
     collection_items_added: int = 0
+    collection_items_present: int = 0
     media_files: int = 0
     missing_media: int = 0
     #: ``table.column`` of the input's columns the output lacks: their values were not merged
@@ -90,6 +96,8 @@ class MergeReport:
     inputs: list[InputReport] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: files a killed earlier merge into ``out`` had left (``*.tmp``, unused media)
+    leftovers_removed: int = 0
 
     @property
     def labels_added(self) -> int:

@@ -6,12 +6,11 @@ picks a format: there is no if-chain over format names anywhere else.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from ..records import ImportProblem
 from . import generic, steps, trl, videorewardbench, vlrewardbench  # noqa: F401  (registration)
-from .base import FORMATS, DatasetFormat, FormatError, ImportContext, ParsedRow
+from .base import FORMATS, UTF8_BOM, DatasetFormat, FormatError, ImportContext, JSONProblem, ParsedRow, loads_json
+from .messages import problem, shown
 from .parquet import PARQUET, dataset_files, first_row, is_parquet
 
 
@@ -20,11 +19,14 @@ def get_format(name: str) -> DatasetFormat:
     try:
         return FORMATS[name]
     except KeyError:
-        raise ValueError(f"unknown format {name!r}; known formats: {', '.join(sorted(FORMATS))}") from None
+        known = ", ".join(sorted(FORMATS))
+        raise ValueError(f"unknown format {shown(name, quote=True)}; known formats: {known}") from None
 
 
 def detect_format(path: Path) -> DatasetFormat:
-    """Guess a file's (or a folder of shards') format from its first row's keys."""
+    """Guess a file's (or a folder of shards') format from its first row's keys.
+
+    A first row that is not JSON PairScope reads is that line's problem (:func:`loads_json`)."""
     parquet = is_parquet(path)
     first = None
     if parquet:
@@ -32,12 +34,16 @@ def detect_format(path: Path) -> DatasetFormat:
     else:
         try:
             with open(path, "rb") as fh:
-                for raw in fh:
+                for number, raw in enumerate(fh, start=1):
+                    if number == 1 and raw.startswith(UTF8_BOM):
+                        raw = raw[len(UTF8_BOM) :]
                     if raw.strip():
-                        first = json.loads(raw)
+                        first = loads_json(raw)
                         break
-        except (OSError, ValueError, RecursionError):
+        except OSError:
             first = None
+        except JSONProblem as exc:
+            raise FormatError([problem(path, number, f"{exc} (the format is told from the first row)")]) from None
     if isinstance(first, dict):
         for fmt in FORMATS.values():
             if parquet and PARQUET not in fmt.suffixes:
@@ -45,11 +51,7 @@ def detect_format(path: Path) -> DatasetFormat:
             if fmt.sniff is not None and fmt.sniff(first):
                 return fmt
     raise FormatError(
-        [
-            ImportProblem(
-                str(path), 1, f"cannot tell the format of this file; pass --format ({', '.join(sorted(FORMATS))})"
-            )
-        ]
+        [problem(path, 1, f"cannot tell the format of this file; pass --format ({', '.join(sorted(FORMATS))})")]
     )
 
 

@@ -3,10 +3,18 @@
 
 A format turns a file into ``ParsedRow`` objects (an :class:`Item` plus the line it came
 from) or raises :class:`FormatError` listing every fatal problem with file:line.
+
+What a row may hold is explicit (:func:`loads_json`, :func:`value_problem`): nesting up to
+:data:`MAX_DEPTH` levels, Unicode text (a lone UTF-16 surrogate such as ``"\\ud800"`` is
+refused: it is not text, and a project cannot store it), NaN and ±Infinity (stored as
+null); an integer beyond 64 bits is read as the nearest float, as orjson reads it. A UTF-8
+byte-order mark may start the file. Media paths are checked in :mod:`.media_refs` (a name
+over 255 bytes, a path over 4,096, a NUL).
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -18,6 +26,7 @@ import orjson
 
 from ..records import ImportProblem, Item, MediaKind, MediaRef
 from . import media_refs
+from .messages import problem, shown, shown_path, summarise
 
 #: Stop collecting after this many fatal problems: the user fixes the file anyway.
 MAX_PROBLEMS = 50
@@ -25,15 +34,23 @@ MAX_PROBLEMS = 50
 #: What :meth:`RowReader.find` returns as the value of a field the row does not have.
 MISSING = object()
 
+#: Deepest nesting of arrays and objects a row may have. Real rows nest a few levels; the
+#: project's JSON writer (orjson) stops at 255 levels and Python's ``json`` near 1,000.
+MAX_DEPTH = 100
+
+#: The integers a project's JSON columns hold (orjson: signed and unsigned 64-bit).
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
 
 class FormatError(Exception):
     """A source file is malformed; nothing from it was imported."""
 
     def __init__(self, problems: Sequence[ImportProblem]):
         self.problems = list(problems)
-        shown = "\n".join(f"  {p}" for p in self.problems[:10])
-        more = f"\n  … and {len(self.problems) - 10} more" if len(self.problems) > 10 else ""
-        super().__init__(f"{len(self.problems)} problem(s):\n{shown}{more}")
+        lines = "\n".join(f"  {line}" for line in summarise(self.problems, max_lines=10))
+        super().__init__(f"{len(self.problems)} problem(s):\n{lines}")
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,7 @@ class ImportContext:
 
     def warn(self, line: int | None, message: str, item_id: str | None = None) -> None:
         """Record a non-fatal problem (the row is still imported)."""
-        self.problems.append(ImportProblem(str(self.path), line, message, item_id, fatal=False))
+        self.problems.append(problem(self.path, line, message, item_id, fatal=False))
 
     def media(self, ref: str, kind: MediaKind) -> MediaRef:
         """Resolve a media reference inside the media root, then the dataset's folder.
@@ -83,16 +100,22 @@ class ImportContext:
         if cached is not None:
             return cached
         roots = [r for r in (self.media_root, self.source_dir) if r is not None]
+        unusable = media_refs.unusable(ref)
+        if unusable is not None:  # a name or path no file system holds, a NUL: never looked up
+            self.refused.add(key)
+            refused = MediaRef(kind, ref, None, f"{kind} path {shown(ref, quote=True, keep_end=True)} {unusable}")
+            self._media_cache[key] = refused
+            return refused
         candidates: list[Path] = []
         if self.allow_outside_media:
             ref_path = Path(os.path.expanduser(ref))
             candidates = [ref_path] if ref_path.is_absolute() else [r / ref_path for r in roots]
         else:
             candidates = [c for c in (media_refs.inside(r, ref) for r in roots) if c is not None]
-        result = None
+        result: MediaRef | None = None
         if not candidates:
             self.refused.add(key)
-            where = " or ".join(str(r) for r in roots)
+            where = " or ".join(shown_path(r) for r in roots)
             result = MediaRef(
                 kind, ref, None, f"{kind} path leaves the media root ({where}); pass --allow-outside-media to accept it"
             )
@@ -103,10 +126,10 @@ class ImportContext:
                 break
             if why != "not found":
                 self.refused.add(key)
-                result = MediaRef(kind, ref, None, f"{kind} {candidate} {why}")
+                result = MediaRef(kind, ref, None, f"{kind} '{shown_path(candidate)}' {why}")
                 break
         if result is None:
-            looked = ", ".join(str(c) for c in dict.fromkeys(candidates))
+            looked = ", ".join(shown_path(c) for c in dict.fromkeys(candidates))
             result = MediaRef(kind, ref, None, f"{kind} not found (looked in: {looked})")
         self._media_cache[key] = result
         return result
@@ -127,10 +150,10 @@ class RowReader:
             known = ", ".join(sorted(self.aliases))
             raise FormatError(
                 [
-                    ImportProblem(
-                        str(ctx.path),
+                    problem(
+                        ctx.path,
                         None,
-                        f"--map names unknown field(s) {sorted(unknown)}; this format knows: {known}",
+                        f"--map names unknown field(s) {shown(sorted(unknown), 200)}; this format knows: {known}",
                     )
                 ]
             )
@@ -193,38 +216,141 @@ def _lookup(row: Any, dotted: str) -> tuple[bool, Any]:
     return True, node
 
 
-def loads_line(raw: bytes) -> Any:
-    """Parse one JSON document: orjson (fast), falling back to ``json`` for what orjson
-    refuses but Python's JSON reader accepts (NaN, Infinity, integers beyond 64 bits)."""
+class JSONProblem(ValueError):
+    """A JSON document (one line) that PairScope does not read; ``str()`` says why."""
+
+
+def loads_json(raw: bytes | str) -> Any:
+    """Parse one JSON document: the one JSON decoder every reader uses.
+
+    orjson first (fast); what it refuses but Python's JSON reader accepts (NaN, Infinity,
+    -Infinity, a number too large for a float) is read by ``json``. An integer beyond 64 bits
+    becomes the nearest float either way (orjson's reading; ``inf`` past 1e308). Raises
+    :class:`JSONProblem`, and nothing else, for text that is not UTF-8 or not JSON, nesting
+    deeper than :data:`MAX_DEPTH` and a lone surrogate (see :func:`value_problem`).
+    """
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return json.loads(raw)
+        value = _loads_slowly(raw)
+        why = value_problem(value)
+    else:  # orjson yields valid text and 64-bit integers (floats beyond): only the nesting can be too deep
+        brackets = raw.count(b"[") + raw.count(b"{") if isinstance(raw, bytes) else raw.count("[") + raw.count("{")
+        why = value_problem(value) if brackets > MAX_DEPTH else None
+    if why is not None:
+        raise JSONProblem(why)
+    return value
+
+
+def _loads_slowly(raw: bytes | str) -> Any:
+    if isinstance(raw, bytes):
+        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+            raise JSONProblem("the file is UTF-16 (it starts with a UTF-16 byte-order mark); PairScope reads UTF-8")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise JSONProblem(f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1:,})") from None
+    else:
+        text = raw
+    if text.startswith("\ufeff"):
+        raise JSONProblem("a byte-order mark (U+FEFF) starts this line; only the file's first line may have one")
+    try:
+        return json.loads(text, parse_int=_int64)
+    except RecursionError:
+        raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        # json's own wording ends some messages with "at" ("Unterminated string starting at")
+        raise JSONProblem(f"not valid JSON: {exc.msg.removesuffix(' at')} at column {exc.colno:,}") from None
+
+
+def _int64(digits: str) -> int | float:
+    """An integer as orjson reads it: beyond 64 bits, the nearest float (never ``int()`` of
+    thousands of digits, which Python refuses past 4,300)."""
+    if len(digits) <= 20:
+        number = int(digits)
+        if INT_MIN <= number <= INT_MAX:
+            return number
+    return float(digits)
+
+
+_PLAIN = (str, bool, int, float, type(None))
+_STORABLE = (datetime.date, datetime.time)  # orjson writes these; nothing else beyond JSON's own
+
+
+def value_problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why ``value`` (a row, or a value read from one) cannot be stored in a project, or
+    ``None``: nesting deeper than ``max_depth``, a string or key holding a lone surrogate, an
+    integer beyond 64 bits, or a value JSON has no form for (bytes, decimals, durations…
+    from Parquet). The message names where in the value it is."""
+    stack: list[tuple[Any, int, tuple]] = [(value, 1, ())]
+    while stack:
+        node, depth, where = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > max_depth:
+                return f"nested deeper than {max_depth} levels{_at(where)}"
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in reversed(list(items)):  # popped in document order: the first problem is named
+                if isinstance(key, str) and _lone_surrogate(key):
+                    return f"a key holds a lone surrogate {shown(_lone_surrogate(key))}{_at(where)}: not Unicode text"
+                if not isinstance(child, _PLAIN) or isinstance(child, str) and not child.isascii():
+                    stack.append((child, depth + 1, (*where, key)))
+                elif type(child) is int and not INT_MIN <= child <= INT_MAX:
+                    stack.append((child, depth + 1, (*where, key)))
+        elif isinstance(node, str):
+            char = _lone_surrogate(node)
+            if char:
+                return f"a string holds a lone surrogate {shown(char)}{_at(where)}: not Unicode text"
+        elif isinstance(node, bool) or node is None or isinstance(node, (float, *_STORABLE)):
+            continue
+        elif isinstance(node, int):
+            if not INT_MIN <= node <= INT_MAX:
+                return f"an integer beyond 64 bits{_at(where)}; a project stores 64-bit integers"
+        else:
+            return f"a {type(node).__name__} value{_at(where)}, which a project cannot store"
+    return None
+
+
+def _lone_surrogate(text: str) -> str | None:
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return text[exc.start]
+    return None
+
+
+def _at(where: tuple) -> str:
+    if not where:
+        return ""
+    path = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in where).lstrip(".")
+    return f" (at {shown(path, 60, keep_end=True)})"
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
     """Yield ``(line number, object)`` for every non-blank line, as the file is read.
 
-    Malformed lines (bad JSON, not an object, bad UTF-8) are collected; after the last
-    line one :class:`FormatError` names each file:line.
+    Malformed lines (bad JSON, not an object, bad UTF-8, see :func:`loads_json`) are
+    collected; after the last line one :class:`FormatError` names each file:line. A UTF-8
+    byte-order mark at the start of the file is skipped.
     """
     problems: list[ImportProblem] = []
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
+            if number == 1 and raw.startswith(UTF8_BOM):
+                raw = raw[len(UTF8_BOM) :]
             if not raw.strip():
                 continue
             try:
-                obj = loads_line(raw)
-            except UnicodeDecodeError as exc:
-                problems.append(ImportProblem(str(path), number, f"not valid UTF-8 ({exc.reason})"))
-            except json.JSONDecodeError as exc:
-                problems.append(ImportProblem(str(path), number, f"not valid JSON: {exc.msg} at column {exc.colno}"))
+                obj = loads_json(raw)
+            except JSONProblem as exc:
+                problems.append(problem(path, number, str(exc)))
             else:
                 if type(obj) is dict:
                     if not problems:
                         yield number, obj
                 else:
-                    problems.append(ImportProblem(str(path), number, f"expected a JSON object, got {type_name(obj)}"))
+                    problems.append(problem(path, number, f"expected a JSON object, got {type_name(obj)}"))
             if len(problems) >= MAX_PROBLEMS:
                 break
     if problems:
@@ -238,8 +364,8 @@ class RowErrors:
         self.path = path
         self.problems: list[ImportProblem] = []
 
-    def add(self, line: int | None, message: str, item_id: str | None = None) -> None:
-        self.problems.append(ImportProblem(str(self.path), line, message, item_id))
+    def add(self, line: int | None, message: str, item_id: str | int | None = None) -> None:
+        self.problems.append(problem(self.path, line, message, item_id))
 
     def raise_if_any(self) -> None:
         if self.problems:
@@ -312,7 +438,7 @@ def parse_rows(
                 parsed = ParsedRow(line, build(line, row))
             except RowProblem as exc:
                 rid = row.get("id") if isinstance(row.get("id"), (str, int)) else None
-                errors.add(line, str(exc), None if rid is None else str(rid))
+                errors.add(line, str(exc), rid)
                 if errors.full:
                     break
             else:

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..records import MediaKind, MediaRef
 from .base import MISSING, ImportContext, RowProblem, RowReader, item_id_of, type_name
+from .messages import shown
 
 
 def require(reader: RowReader, row: dict, name: str) -> tuple[str, Any]:
@@ -22,13 +23,13 @@ def require(reader: RowReader, row: dict, name: str) -> tuple[str, Any]:
 def no_keys(reader: RowReader, name: str) -> str:
     keys = reader.keys_for(name)
     if len(keys) == 1:
-        return f"no key {keys[0]!r}"
-    return "none of the keys " + ", ".join(repr(k) for k in keys)
+        return f"no key {shown(keys[0], quote=True)}"
+    return "none of the keys " + ", ".join(shown(k, quote=True) for k in keys)
 
 
 def what(name: str, key: str) -> str:
     """How messages name a field: ``prompt`` or ``prompt (key 'question')``."""
-    return name if name == key else f"{name} (key {key!r})"
+    return name if name == key else f"{name} (key {shown(key, quote=True)})"
 
 
 def derived_id(prefix: str, *parts: Any) -> str:
@@ -47,7 +48,7 @@ def media_refs(value: Any, label: str) -> list[str]:
         raise RowProblem(f"{label}: expected a path or a list of paths, got {type_name(value)}")
     for i, ref in enumerate(value):
         if not isinstance(ref, str) or not ref.strip():
-            raise RowProblem(f"{label}[{i}]: expected a file path, got {ref!r}"[:200])
+            raise RowProblem(f"{label}[{i}]: expected a file path, got {shown(ref, quote=True)}")
     return value
 
 

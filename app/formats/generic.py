@@ -33,6 +33,7 @@ from .fields import (
     strength_of,
     what,
 )
+from .messages import shown
 
 FIELDS = (
     "id",
@@ -58,11 +59,11 @@ def _index_list(value: Any, label: str, n: int) -> tuple[int, ...]:
         raise RowProblem(f"{label}: expected a non-empty list of response indices, got {type_name(value)}")
     for v in value:
         if isinstance(v, bool) or not isinstance(v, int):
-            raise RowProblem(f"{label}: expected integer response indices, got {v!r}")
+            raise RowProblem(f"{label}: expected integer response indices, got {shown(v, quote=True)}")
         if not 0 <= v < n:
             raise RowProblem(f"{label}: index {v} is out of range for {n} responses (0..{n - 1})")
     if len(set(value)) != len(value):
-        raise RowProblem(f"{label}: repeats a response index ({value})")
+        raise RowProblem(f"{label}: repeats a response index ({shown(value)})")
     return tuple(value)
 
 
@@ -75,7 +76,7 @@ def _ranking(reader: RowReader, row: dict, n: int) -> tuple[int, ...] | None:
     if c_key is not None and c_value is not None:
         (chosen,) = _index_list([c_value], what("chosen_index", c_key), n)
         if ranking is not None and ranking[0] != chosen:
-            raise RowProblem(f"chosen_index {chosen} disagrees with ranking {list(ranking)}")
+            raise RowProblem(f"chosen_index {chosen} disagrees with ranking {shown(list(ranking))}")
         if ranking is None:
             ranking = (chosen, 1 - chosen) if n == 2 else (chosen,)
     return ranking
@@ -122,7 +123,9 @@ def _error_tags(reader: RowReader, row: dict):
         return ()
     values = value if isinstance(value, list) else [value]
     if not all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in values):
-        raise RowProblem(f"{what('error_tags', key)}: expected a tag or a list of tags (strings), got {value!r}"[:200])
+        raise RowProblem(
+            f"{what('error_tags', key)}: expected a tag or a list of tags (strings), got {shown(value, quote=True)}"
+        )
     return parse_error_tags([str(v) for v in values])
 
 

@@ -7,7 +7,8 @@ refused per item unless the user passes ``--allow-outside-media``. Symbolic link
 folder are followed (the Hugging Face cache keeps files as links into ``blobs/``): the
 dataset's author put them there. A file is accepted only when its first bytes say it is an
 image or a video of the kind the row names, so a row naming ``~/.aws/credentials`` can
-never bring that file into a project, an export or a pack.
+never bring that file into a project, an export or a pack. A reference no file system can
+hold (a name over 255 bytes, a path over 4,096 bytes, a NUL) is refused before any lookup.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ _SIGNATURES: tuple[tuple[int, bytes, str, str], ...] = (
 )
 _IMAGE_BRANDS = (b"avif", b"avis", b"heic", b"heix", b"mif1", b"msf1")
 
+#: The longest file or folder name (bytes, UTF-8) and path that Linux and macOS file systems hold.
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4096
+
 
 def sniff_media(header: bytes) -> tuple[str, str] | None:
     """``(kind, suffix)`` of a file from its first 16 bytes; ``None`` when it is neither an
@@ -46,6 +51,21 @@ def sniff_media(header: bytes) -> tuple[str, str] | None:
     for offset, magic, kind, suffix in _SIGNATURES:
         if header[offset : offset + len(magic)] == magic:
             return kind, suffix
+    return None
+
+
+def unusable(ref: str) -> str | None:
+    """Why no file system can hold the path ``ref`` (completing "image path '…' …"), or ``None``."""
+    if "\x00" in ref:
+        return "contains a NUL character"
+    size = len(ref.encode("utf-8", "surrogatepass"))
+    if size > MAX_PATH_BYTES:
+        return f"is {size:,} bytes long; file systems allow {MAX_PATH_BYTES:,} bytes per path"
+    if size > MAX_NAME_BYTES:
+        for name in ref.replace(os.sep, "/").split("/"):
+            length = len(name.encode("utf-8", "surrogatepass"))
+            if length > MAX_NAME_BYTES:
+                return f"has a name of {length:,} bytes; file systems allow {MAX_NAME_BYTES} bytes per name"
     return None
 
 

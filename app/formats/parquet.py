@@ -3,6 +3,10 @@
 keep ``<name>_000.parquet`` at the top). Image columns hold ``{"bytes": …, "path": …}``
 (the 🤗 ``Image`` feature), a list of those, or a path; bytes are extracted into the
 project's media folder, content-addressed, and stored relative to the project.
+
+The other columns are kept as they are (``extra``), so they must be what JSON can hold: a
+binary, decimal or duration column, or nesting deeper than the limit, is a problem at each
+row (:func:`.base.value_problem`). An unreadable or damaged file is one problem naming it.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..records import ImportProblem, Item, MediaRef
+from ..records import Item, MediaRef
 from . import media_refs
-from .base import FormatError, ImportContext, ParsedRow, RowProblem, parse_rows
+from .base import FormatError, ImportContext, ParsedRow, RowProblem, parse_rows, value_problem
+from .messages import problem, shown
 
 PARQUET = ".parquet"
 
@@ -38,7 +43,8 @@ def is_parquet(path: Path) -> bool:
 
 
 def _rows(path: Path) -> Iterator[tuple[int, dict]]:
-    import pyarrow.parquet as pq  # imported here: only Parquet users pay for it
+    import pyarrow as pa  # imported here: only Parquet users pay for it
+    import pyarrow.parquet as pq
 
     try:
         parquet = pq.ParquetFile(path)
@@ -47,8 +53,9 @@ def _rows(path: Path) -> Iterator[tuple[int, dict]]:
             for row in batch.to_pylist():
                 number += 1
                 yield number, row
-    except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError; truncation an OSError
-        raise FormatError([ImportProblem(str(path), None, f"not a readable Parquet file: {exc}")]) from exc
+    except (OSError, ValueError, pa.ArrowException) as exc:  # ArrowInvalid is a ValueError; truncation an OSError
+        why = shown(str(exc).strip(), 300)
+        raise FormatError([problem(path, None, f"not a readable Parquet file: {why}")]) from exc
 
 
 def first_row(path: Path) -> dict | None:
@@ -68,7 +75,11 @@ def parse_parquet(ctx: ImportContext, build: Callable[[ImportContext, int, dict]
 
 
 def _build_in(build: Callable[[ImportContext, int, dict], Item], ctx: ImportContext, line: int, row: dict) -> Item:
-    return build(ctx, line, row)
+    item = build(ctx, line, row)
+    why = value_problem(item.extra)  # the columns kept as they are: bytes, decimals, durations…
+    if why is not None:
+        raise RowProblem(why)
+    return item
 
 
 def image_media(ctx: ImportContext, value: Any, label: str = "image") -> tuple[MediaRef, ...]:

@@ -19,7 +19,6 @@ Published layouts read without ``--map``:
 from __future__ import annotations
 
 import ast
-import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -27,17 +26,21 @@ from typing import Any
 from ..records import Item, Reference, Response, Step
 from .base import (
     ImportContext,
+    JSONProblem,
     ParsedRow,
     RowProblem,
     RowReader,
     expect_str,
+    loads_json,
     optional_str,
     parse_rows,
     read_jsonl,
     register,
     type_name,
+    value_problem,
 )
 from .fields import derived_id, ext_id_or, media_refs, require, resolve_media, what
+from .messages import shown
 
 ALIASES = {
     "id": ("id", "idx", "uid"),
@@ -60,8 +63,8 @@ def _list_literal(text: str, label: str) -> list | None:
     if not (stripped.startswith("[") and stripped.endswith("]")):
         return None
     try:
-        value = json.loads(stripped)
-    except (ValueError, RecursionError):
+        value = loads_json(stripped)
+    except JSONProblem:
         try:
             # literal_eval accepts only literals (strings, numbers, lists…): no names, calls or attributes.
             value = ast.literal_eval(stripped)
@@ -70,6 +73,9 @@ def _list_literal(text: str, label: str) -> list | None:
                 f"{label}: looks like a list but is not a plain list literal ({type(exc).__name__}); "
                 "only quoted strings and numbers are allowed"
             ) from None
+        why = value_problem(value)  # a Python literal can spell a lone surrogate ('\\ud800') or a huge integer
+        if why is not None:
+            raise RowProblem(f"{label}: {why}") from None
     if not isinstance(value, list):
         raise RowProblem(f"{label}: expected a list, got {type_name(value)}")
     return value
@@ -121,7 +127,7 @@ def parse_labels(value: Any, label: str, *, one_means_correct: bool, n_steps: in
     meaning = "1 = correct, 0 = neutral, -1 = incorrect" if one_means_correct else "1 = erroneous, 0 = correct"
     for v in value:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v not in allowed:
-            raise RowProblem(f"{label}: labels must be one of {list(allowed)} ({meaning}), got {v!r}")
+            raise RowProblem(f"{label}: labels must be one of {list(allowed)} ({meaning}), got {shown(v, quote=True)}")
     if len(value) != n_steps:
         raise RowProblem(f"{label}: has {len(value)} labels for {n_steps} steps")
     if one_means_correct:

@@ -30,6 +30,7 @@ from .base import (
     read_jsonl,
     register,
     type_name,
+    value_problem,
 )
 from .fields import derived_id, ext_id_or, media_refs, require, resolve_media, warn_refused, what
 from .parquet import image_media, is_parquet, parse_parquet
@@ -99,6 +100,9 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict, fmt:
         conversational = conversational or conv
     if isinstance(values["prompt"], str) and not texts["prompt"].strip():  # image-only chat prompts are fine
         raise RowProblem("prompt: expected a non-empty prompt")
+    why = value_problem(values["prompt"]) if conversational else None  # kept as JSON text (Parquet: any value)
+    if why is not None:
+        raise RowProblem(f"prompt: {why}")
     i_key, i_value = reader.find(row, "images")
     embedded = i_key is not None and _has_bytes(i_value)
     refs = [] if i_key is None or embedded else _image_refs(i_value, what("images", i_key))

@@ -26,6 +26,7 @@ from .base import (
     register,
 )
 from .fields import media_refs, resolve_media, warn_refused
+from .messages import shown
 from .parquet import image_media, is_parquet, parse_parquet
 
 ALIASES = {
@@ -48,7 +49,7 @@ def ranks_to_order(ranks: Any, n: int) -> tuple[int, ...] | None:
     that is not one integer rank per response.
     """
     if type(ranks) is not list or any(type(r) is not int for r in ranks):
-        raise RowProblem(f"human_ranking: expected a list of integers, got {ranks!r}"[:200])
+        raise RowProblem(f"human_ranking: expected a list of integers, got {shown(ranks, quote=True)}")
     if len(ranks) != n:
         raise RowProblem(f"human_ranking: has {len(ranks)} ranks for {n} responses")
     if len(set(ranks)) != len(ranks):

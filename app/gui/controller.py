@@ -1,13 +1,17 @@
 """The annotation window's controller: the labeling session, the table filter, the
 current item and its media. The window forwards user actions here and shows what comes
-back; nothing here builds widgets."""
+back; nothing here builds widgets.
+
+A save never raises for a project that cannot be written just now: the session keeps the
+label pending (see :mod:`pairscope.app.pending`), ``pending_changed`` tells the window what
+to say, and a timer retries until every pending label is stored."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..judge.review import ReviewData, review_data
 from ..labeling import LabelingSession
@@ -42,22 +46,30 @@ FOCUS: dict[str, dict] = {
     "not_adjudicated": {"status": "not_adjudicated"},
 }
 
+#: How often labels kept pending are retried (each retry waits at most RETRY_WAIT_MS).
+RETRY_INTERVAL_MS = 1000
+
 
 class AnnotationController(QObject):
     """Owns the project for the window. Signals reach the GUI thread."""
 
     media_ready = Signal(object)  # LoadedMedia of the current item
     saved = Signal(object)  # TableRow of the item whose label changed
+    pending_changed = Signal(str)  # what to tell the user about labels not yet saved ("" : all saved)
 
     def __init__(self, store: Store, annotator: str, parent=None):
         super().__init__(parent)
         self.store = store
-        self.session = LabelingSession(store, annotator)
+        self.session = LabelingSession(store, annotator)  # replays what an earlier run left pending
         self.filter = self.session.table_filter()
         self.current: ItemView | None = None
         self.loader = MediaLoader(parent=self)
         self.loader.loaded.connect(self._on_loaded)
         self._frames: FrameSource | None = None
+        self._retry = QTimer(self, interval=RETRY_INTERVAL_MS)
+        self._retry.timeout.connect(self.retry_pending)
+        if len(self.session.pending):
+            self._retry.start()
 
     @property
     def annotator(self) -> str:
@@ -144,26 +156,61 @@ class AnnotationController(QObject):
         if self.current is None:
             return False
         item_id = self.current.item_id
+        waiting = self.session.pending_item_ids()
         if self.session.save(item_id, draft) is None:
             return False
         self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
         self.saved.emit(self.session.table_row(item_id))
+        self._after_pending(waiting - {item_id})
         return True
 
     def undo(self) -> int | None:
-        return self._after_history(self.session.undo())
+        waiting = self.session.pending_item_ids()
+        return self._after_history(self.session.undo(), waiting)
 
     def redo(self) -> int | None:
-        return self._after_history(self.session.redo())
+        waiting = self.session.pending_item_ids()
+        return self._after_history(self.session.redo(), waiting)
 
-    def _after_history(self, item_id: int | None) -> int | None:
+    def _after_history(self, item_id: int | None, waiting: set[int]) -> int | None:
         """The item an undo/redo touched; refreshes the current view when it is that one."""
         if item_id is None:
             return None
         if self.current is not None and self.current.item.id == item_id:
             self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
         self.saved.emit(self.session.table_row(item_id))
+        self._after_pending(waiting - {item_id})
         return item_id
+
+    # -- labels not yet saved ----------------------------------------------------------------
+
+    @property
+    def pending_count(self) -> int:
+        """How many labels are kept, not yet stored in the project."""
+        return len(self.session.pending)
+
+    def pending_message(self) -> str:
+        """What the window says about labels not yet saved (``""`` when every one is stored)."""
+        return self.session.pending.message()
+
+    def retry_pending(self) -> None:
+        """Write the labels kept pending (the timer calls this until none is left)."""
+        waiting = self.session.pending_item_ids()
+        if len(self.session.pending):
+            self.session.retry_pending()
+        self._after_pending(waiting)
+
+    def _after_pending(self, waiting: set[int]) -> None:
+        """Show the rows of items that were waiting (their labels may have landed), say
+        what is still pending, and retry while anything is."""
+        for item_id in sorted(waiting):
+            self.saved.emit(self.session.table_row(item_id))
+        if len(self.session.pending):
+            if not self._retry.isActive():
+                self._retry.start()
+        else:
+            self._retry.stop()
+        self.pending_changed.emit(self.pending_message())
 
     # -- review, adjudication, collections ------------------------------------------------------
 
@@ -175,7 +222,8 @@ class AnnotationController(QObject):
         """Switch between labeling and adjudicating (final decisions, stored as
         ``kind="adjudication"`` under the same name). Undo history starts afresh; reload
         the table and progress afterwards."""
-        self.session = LabelingSession(self.store, self.annotator, "adjudication" if on else "label")
+        kind = "adjudication" if on else "label"
+        self.session = LabelingSession(self.store, self.annotator, kind, pending=self.session.pending)
         # The table's status, its labeled/unlabeled filter, progress and "next unlabeled"
         # now read this mode's kind.
         self.filter = replace(self.filter, label_kind=self.session.kind)
@@ -198,6 +246,11 @@ class AnnotationController(QObject):
         return self.store.add_to_collection(name.strip(), ids)
 
     def close(self) -> None:
+        """Stop, after a last try to store what is pending (what is not stays in the journal
+        and is written at the next start)."""
+        self._retry.stop()
+        if len(self.session.pending):
+            self.session.retry_pending()
         self.loader.stop()
         self.close_frames()
         self.store.close()

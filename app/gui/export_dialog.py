@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QMainWindow,
     QMessageBox,
@@ -21,6 +20,8 @@ from PySide6.QtWidgets import (
     QToolButton,
     QWidget,
 )
+
+from pairscope.widgets.plain_text import inert_html, plain_label
 
 from ..curation.export import ExportResult, export_project
 from . import tasks
@@ -53,8 +54,7 @@ class ExportDialog(QDialog):
         row.addWidget(browse)
         self.progress = QProgressBar(textVisible=True)
         self.progress.hide()
-        self.status = QLabel()
-        self.status.setWordWrap(True)
+        self.status = plain_label(word_wrap=True)  # quotes paths and error messages
         form = QFormLayout(self)
         form.addRow("Format", self.format)
         form.addRow("Items", self.scope)
@@ -88,7 +88,8 @@ class ExportDialog(QDialog):
         out = Path(self.folder.text().strip())
         force = False
         if out.is_dir() and any(out.iterdir()):
-            answer = QMessageBox.question(self, "Export", f"{out} is not empty. Write the export into it anyway?")
+            question = inert_html(f"{out} is not empty. Write the export into it anyway?")  # a path: text, not HTML
+            answer = QMessageBox.question(self, "Export", question)
             if answer != QMessageBox.StandardButton.Yes:
                 return
             force = True

@@ -11,6 +11,8 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, QStandardPaths
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
+from pairscope.widgets.plain_text import inert_html
+
 from ..store import SchemaError, Store
 from .controller import AnnotationController
 from .main_window import MainWindow
@@ -73,13 +75,14 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     settings.setValue("annotator/name", name)
     path = db or default_project(settings)
     try:
-        store = Store.create(path) if db is None else Store.open(path)
-        if store.item_verdicts_stale():  # a project from before schema 4: decide its judge verdicts once
+        # A project that cannot be written (read-only media, folder or file) opens read-only.
+        store = Store.create(path) if db is None else Store.open(path, fallback_readonly=True)
+        if store.item_verdicts_stale() and not store.readonly:  # before schema 4: decide its judge verdicts once
             from ..judge.results import ensure_item_verdicts  # numpy and the parsers: only then
 
             ensure_item_verdicts(store)
     except (OSError, SchemaError, sqlite3.DatabaseError) as exc:  # a folder, a FIFO, a foreign file ...
-        QMessageBox.critical(None, "PairScope", f"Cannot open {path}:\n{exc}")
+        QMessageBox.critical(None, "PairScope", inert_html(f"Cannot open {path}:\n{exc}"))  # a path: text, not HTML
         print(f"error: {exc}", file=sys.stderr)
         return 1
     settings.setValue("project/last", str(Path(path).resolve()))
@@ -87,6 +90,10 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     if item and start is None:
         print(f"warning: no item {item!r} in {path}; opening at the first unlabeled item", file=sys.stderr)
     window = MainWindow(AnnotationController(store, name), settings, start_item=start)
+    if store.readonly:  # visible for the whole session: labels given here cannot be saved
+        window.setWindowTitle(f"{window.windowTitle()} (read-only)")
+        window.statusBar().showMessage(store.note or f"{path} is open read-only.")
+        print(f"note: {store.note or 'opened read-only'}", file=sys.stderr)
     if window.saveGeometry().isEmpty() or settings.value("window/geometry") is None:
         available = QApplication.primaryScreen().availableGeometry()
         window.resize(min(1600, available.width()), min(1000, available.height()))

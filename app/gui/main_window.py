@@ -20,11 +20,13 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QProgressBar,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from pairscope.widgets.banner import Banner
 from pairscope.widgets.item_table import ItemTable
 from pairscope.widgets.label_panel import LabelPanel
 from pairscope.widgets.media_view import MediaView
@@ -73,6 +75,9 @@ def _plain(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setTextFormat(Qt.TextFormat.PlainText)  # dataset text is untrusted: never rich text
     label.setWordWrap(True)
+    policy = label.sizePolicy()  # a 1 MB unbreakable line must not widen the window
+    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+    label.setSizePolicy(policy)
     return label
 
 
@@ -114,7 +119,8 @@ class MainWindow(QMainWindow):
         self.item_title.setStyleSheet("font-weight: bold; color: #555;")
         self.responses = ResponsePane()
         self.panel = LabelPanel(PANEL_HINTS)
-        self.saved_label = QLabel()
+        self.saved_label = QLabel(textFormat=Qt.TextFormat.PlainText)  # names the annotator
+        self.banner = Banner()  # labels not yet saved: how many and why
         self._layout()
         self._judge: JudgeDock | None = None  # built on first use: it pulls in the judging modules
         self.review = ReviewPanel()
@@ -136,6 +142,9 @@ class MainWindow(QMainWindow):
         self.panel.current_step_changed.connect(self._show_step_cursor)
         controller.media_ready.connect(self.show_media)
         controller.saved.connect(self._on_saved)
+        controller.pending_changed.connect(self.banner.show_message)
+        self.banner.retry_requested.connect(controller.retry_pending)
+        self.banner.show_message(controller.pending_message())
         install_actions(self)
 
         self._restore_state()
@@ -177,7 +186,13 @@ class MainWindow(QMainWindow):
         self.main.addWidget(self.panel)
         self.main.setStretchFactor(1, 1)
         self.main.setSizes([470, 820, 310])
-        self.setCentralWidget(self.main)
+        central = QWidget()
+        central_layout = QVBoxLayout(central)
+        central_layout.setContentsMargins(0, 0, 0, 0)
+        central_layout.setSpacing(0)
+        central_layout.addWidget(self.banner)
+        central_layout.addWidget(self.main, 1)
+        self.setCentralWidget(central)
         self.statusBar().addPermanentWidget(self.tasks.progress_indicator())
         self.statusBar().addPermanentWidget(self.saved_label)
 
@@ -378,7 +393,8 @@ class MainWindow(QMainWindow):
     def _on_saved(self, row) -> None:
         self.table.replace_row(row)
         self._update_progress()
-        self.saved_label.setText(f"Saved {datetime.now():%H:%M:%S}  ·  {self.controller.annotator}")
+        saved = "Not yet saved (see above)" if self.controller.pending_count else "Saved"
+        self.saved_label.setText(f"{saved} {datetime.now():%H:%M:%S}  ·  {self.controller.annotator}")
 
     def _update_progress(self) -> None:
         done, total = self.controller.progress()

@@ -9,7 +9,6 @@ from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -18,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from pairscope.widgets.charts import ChartView
+from pairscope.widgets.plain_text import plain_label
 
 from ..stats.report import compute_stats, summary_text, write_report
 from ..store import Store
@@ -42,7 +42,7 @@ class StatsView(QDialog):
         self.resize(1000, 760)
         self.store = store
         self.report: dict | None = None
-        self.status = QLabel("Computing…")
+        self.status = plain_label("Computing…")  # quotes paths and error messages
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
         self.tabs = QTabWidget()

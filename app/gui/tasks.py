@@ -390,7 +390,7 @@ class ProgressIndicator(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.label = QLabel()
+        self.label = QLabel(textFormat=Qt.TextFormat.PlainText)  # may name a collection or a file
         self.bar = QProgressBar(textVisible=True)
         self.bar.setMaximumWidth(220)
         self.cancel = QToolButton(autoRaise=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .connection import ReadOnlyError, StoreBase, discard_new_project, project_media_dir
+from .connection import DiskFullError, ReadOnlyError, StoreBase, discard_new_project, project_media_dir
 from .items import AddResult, ItemsMixin, content_hash
 from .judge import JudgeMixin, RunRecord, VerdictRecord
 from .labels import LabelsMixin
@@ -29,13 +29,15 @@ class Store(MergeMixin, ItemsMixin, LabelsMixin, StatsMixin, JudgeMixin, Snapsho
         return cls(path, create=True)
 
     @classmethod
-    def open(cls, path: str | Path, *, readonly: bool = False) -> Store:
+    def open(cls, path: str | Path, *, readonly: bool = False, fallback_readonly: bool = False) -> Store:
         """Open an existing project; ``FileNotFoundError`` when there is none.
 
         ``readonly=True`` reads it without ever writing it (an older project is upgraded
-        first); any write then raises :class:`ReadOnlyError`.
+        first); any write then raises :class:`ReadOnlyError`. A project that cannot be
+        written raises :class:`ReadOnlyError`, or with ``fallback_readonly=True`` opens
+        read-only (``store.readonly``; ``store.note`` says why).
         """
-        return cls(path, create=False, readonly=readonly)
+        return cls(path, create=False, readonly=readonly, fallback_readonly=fallback_readonly)
 
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "VerdictRecord",
     "SchemaError",
     "ReadOnlyError",
+    "DiskFullError",
     "AddResult",
     "content_hash",
     "LATEST_VERSION",

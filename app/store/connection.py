@@ -3,17 +3,26 @@
 Nothing writes to a file before it is known to be a PairScope project: the path is
 ``stat``-ed first (a folder or a FIFO is refused without being opened), then an existing
 file is read through a read-only connection and must have PairScope's tables and a schema
-version. Only then is it opened read-write, switched to WAL and migrated.
+version, no schema object PairScope did not create (a planted trigger would run on the
+next write) and pass ``PRAGMA quick_check``. Only then is it opened read-write, switched
+to WAL and migrated.
+
+A project that cannot be written (read-only file, folder or media) is read through a
+read-only connection; when its ``-wal`` holds changes SQLite cannot read there (no
+``-shm`` can be made beside it), through a private copy of the file and its ``-wal``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import sqlite3
 import stat
+import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -21,7 +30,7 @@ from pathlib import Path
 
 import orjson
 
-from .schema import LATEST_VERSION, SchemaError, current_version, migrate
+from .schema import LATEST_VERSION, SchemaError, current_version, expected_objects, migrate, normalize_sql
 
 BUSY_TIMEOUT_MS = 5000
 CACHE_KIB = 65536
@@ -29,10 +38,24 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Tables every PairScope project has had since schema version 1.
 IDENTITY_TABLES = frozenset({"schema_migrations", "meta"})
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+#: SQLite's own objects that may appear in any database (autoindexes are matched by prefix).
+SQLITE_TABLES = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4"})
+WAL_HEADER_BYTES = 32
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
 class ReadOnlyError(SchemaError, PermissionError):
     """A write was attempted on a project that is open read-only (or cannot be written)."""
+
+
+class DiskFullError(SchemaError, OSError):
+    """A write failed because the disk is full; the transaction was rolled back (nothing of it
+    was kept). ``errno`` is ``ENOSPC``; the SQLite or OS error is the ``__cause__``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.errno = errno.ENOSPC
 
 
 def utc_now() -> str:
@@ -82,8 +105,59 @@ def _ro_uri(path: Path, *, immutable: bool = False) -> str:
     return path.absolute().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
 
 
+def _errorname(exc: BaseException) -> str:
+    return getattr(exc, "sqlite_errorname", "") or ""
+
+
 def _is_readonly_error(exc: sqlite3.Error) -> bool:
-    return (getattr(exc, "sqlite_errorname", "") or "").startswith("SQLITE_READONLY")
+    return _errorname(exc).startswith("SQLITE_READONLY")
+
+
+def _is_damage(exc: sqlite3.Error) -> bool:
+    return _errorname(exc).startswith("SQLITE_CORRUPT")
+
+
+def _existing_folder(path: Path) -> Path:
+    """The nearest folder above ``path`` that exists (the one a new file or folder goes in)."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def _remove_folder(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _has_frames(wal: Path) -> bool:
+    """Whether a ``-wal`` file may hold changes (anything past its header)."""
+    try:
+        return wal.stat().st_size > WAL_HEADER_BYTES
+    except OSError:
+        return False
+
+
+# Project files open in this process (real path → how many stores). POSIX file locks belong to
+# the process: closing *any* descriptor of a file drops every lock SQLite holds on it, so a
+# plain open()/close() of a file another connection here is using can let a second process
+# delete its -wal/-shm under it. Identity is read from the raw header only for files not open.
+_OPEN_FILES: dict[str, int] = {}
+_OPEN_FILES_LOCK = threading.Lock()
+
+
+def _register_open(path: Path, delta: int) -> None:
+    key = os.path.realpath(path)
+    with _OPEN_FILES_LOCK:
+        count = _OPEN_FILES.get(key, 0) + delta
+        if count > 0:
+            _OPEN_FILES[key] = count
+        else:
+            _OPEN_FILES.pop(key, None)
+
+
+def _open_here(path: Path) -> bool:
+    with _OPEN_FILES_LOCK:
+        return os.path.realpath(path) in _OPEN_FILES
 
 
 class StoreBase:
@@ -93,24 +167,52 @@ class StoreBase:
     transaction is explicit: ``with store.transaction(): ...`` commits or rolls back
     as a whole. With ``readonly=True`` the file is opened through a read-only connection
     (no WAL switch, no migration, no writes); writing raises :class:`ReadOnlyError`.
+    A project that cannot be written is refused read-write with :class:`ReadOnlyError`,
+    or, with ``fallback_readonly=True``, opened read-only. ``note`` then says why (and
+    whether a private copy is read); it is ``None`` for a plain opening.
     """
 
-    def __init__(self, path: str | Path, *, create: bool = False, readonly: bool = False) -> None:
+    def __init__(
+        self, path: str | Path, *, create: bool = False, readonly: bool = False, fallback_readonly: bool = False
+    ) -> None:
         if create and readonly:
             raise ValueError("a project cannot be created read-only")
         self.path = Path(path)
         self.readonly = readonly
+        self.note: str | None = None
         self._lock = threading.RLock()
         self._depth = 0
         self._made_side_files: list[Path] = []
+        self._copy: Path | None = None  # the private copy read instead of the file, if any
+        self._drop_copy: Callable[[], object] = weakref.finalize(self, lambda: None)
+        try:
+            self._open(create, fallback_readonly)
+        except BaseException:
+            self._drop_copy()
+            raise
+        _register_open(self.path, +1)
+        self._registered = True
+
+    def _open(self, create: bool, fallback_readonly: bool) -> None:
         version = self._identify(create)
-        if readonly:
+        if version and not self.readonly and not self._writable():
+            if not fallback_readonly:
+                raise ReadOnlyError(
+                    f"{self.path} cannot be written (the file, its folder or its disk is read-only);"
+                    " it can only be opened read-only"
+                )
+            self.readonly = True
+        if self.readonly:
             if version < LATEST_VERSION:
                 self._upgrade(version)
+            if self.note is None and not self._writable():
+                self.note = (
+                    f"{self.path} cannot be written (the file, its folder or its disk is read-only): opened read-only"
+                )
             self._open_readonly()
         else:
             if create:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._make_folder()
             self._open_readwrite()
 
     # -- opening ---------------------------------------------------------------------
@@ -137,22 +239,141 @@ class StoreBase:
         raise SchemaError(f"{self.path} is an empty file, not a PairScope project")
 
     def _check_identity(self) -> int:
-        with open(self.path, "rb") as fh:  # a regular file (checked): open() cannot block
-            header = fh.read(100)
+        """Read the file through a read-only connection: PairScope's tables and a schema
+        version, nothing PairScope did not create, no damage. Nothing can run or be written."""
+        if _open_here(self.path):
+            header = SQLITE_MAGIC  # identified when first opened here; see _OPEN_FILES
+            wal_mode = True
+        else:
+            with open(self.path, "rb") as fh:  # a regular file (checked): open() cannot block
+                header = fh.read(100)
+            wal_mode = len(header) > 18 and header[18] == 2
         if header[:16] != SQLITE_MAGIC:
             raise SchemaError(f"{self.path} is not a PairScope project (not an SQLite file)")
-        # A WAL-mode file that nobody has open has no -wal: read it as immutable, so that this
-        # look leaves no -wal/-shm files beside what may be someone else's database.
-        immutable = len(header) > 18 and header[18] == 2 and not Path(f"{self.path}-wal").exists()
         try:
-            with contextlib.closing(_connect(_ro_uri(self.path, immutable=immutable), uri=True)) as conn:
+            with contextlib.closing(self._inspection_connection(wal_mode)) as conn:
                 tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
                 version = current_version(conn)
+                if version < 1 or not IDENTITY_TABLES <= tables:
+                    raise SchemaError(f"{self.path} is not a PairScope project (an SQLite file with other tables)")
+                if version <= LATEST_VERSION:  # a newer schema is refused by migrate() with its own message
+                    self._refuse_foreign_objects(conn, version)
+                    self._refuse_damage(conn)
         except sqlite3.DatabaseError as exc:
+            if _is_damage(exc):
+                raise SchemaError(self._damaged(str(exc))) from exc
             raise SchemaError(f"{self.path} is not a usable PairScope project: {exc}") from exc
-        if version < 1 or not IDENTITY_TABLES <= tables:
-            raise SchemaError(f"{self.path} is not a PairScope project (an SQLite file with other tables)")
         return version
+
+    def _inspection_connection(self, wal_mode: bool) -> sqlite3.Connection:
+        """A read-only connection for :meth:`_check_identity` that leaves nothing beside the file."""
+        wal = Path(f"{self.path}-wal")
+        # A WAL-mode file that nobody has open has no -wal: read it as immutable, so that this
+        # look leaves no -wal/-shm files beside what may be someone else's database.
+        if wal_mode and not wal.exists():
+            return _connect(_ro_uri(self.path, immutable=True), uri=True)
+        conn = _connect(_ro_uri(self.path), uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opening errors show on the first read
+            return conn
+        except sqlite3.OperationalError:
+            conn.close()
+            if self._writable():
+                raise
+        # Read-only media: SQLite cannot make the -shm a WAL reader needs beside the file.
+        if wal_mode and _has_frames(wal):
+            return _connect(_ro_uri(self._private_copy()), uri=True)
+        return _connect(_ro_uri(self.path, immutable=True), uri=True)
+
+    def _private_copy(self) -> Path:
+        """Copy the file and its ``-wal`` to a private temporary folder (removed on close) and
+        return the copy: changes still in the ``-wal`` of a read-only project are read there."""
+        if self._copy is not None:
+            return self._copy
+        folder = Path(tempfile.mkdtemp(prefix="pairscope-readonly-"))
+        self._drop_copy = weakref.finalize(self, _remove_folder, str(folder))
+        copy = folder / self.path.name
+        try:
+            shutil.copyfile(self.path, copy)
+            shutil.copyfile(f"{self.path}-wal", f"{copy}-wal")
+        except OSError as exc:
+            self._drop_copy()
+            raise SchemaError(
+                f"{self.path} is read-only and holds changes in {self.path.name}-wal that only a copy can read,"
+                f" and copying it to {folder.parent} failed: {exc}"
+            ) from exc
+        self._copy = copy
+        self.note = (
+            f"{self.path} is read-only and holds changes not yet in the file (in {self.path.name}-wal):"
+            " reading a private copy of both"
+        )
+        return copy
+
+    def _refuse_foreign_objects(self, conn: sqlite3.Connection, version: int) -> None:
+        """Refuse a file holding triggers, views or tables the migrations up to ``version`` do not
+        create (or create differently): a planted trigger would run on PairScope's next write.
+        Indexes and columns added by hand are accepted (they run no code)."""
+        expected = expected_objects(version)
+        foreign, seen = [], set()
+        rows = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid").fetchall()
+        for kind, name, sql in rows:
+            seen.add(name)
+            if (kind == "index" and name.startswith("sqlite_autoindex_")) or (
+                kind == "table" and name in SQLITE_TABLES
+            ):
+                continue
+            known = expected.get(name)
+            if known is None:
+                if kind != "index":
+                    foreign.append(f"{kind} '{name}'")
+                continue
+            known_kind, known_sql = known
+            virtual = (normalize_sql(sql) or "").upper().startswith("CREATE VIRTUAL")
+            exact = kind in ("trigger", "view") or virtual or (known_sql or "").upper().startswith("CREATE VIRTUAL")
+            if kind != known_kind or (exact and normalize_sql(sql) != known_sql):
+                foreign.append(f"{kind} '{name}'")
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise SchemaError(
+                f"{self.path}: this project holds a {shown} PairScope did not create; refusing to open it"
+                " (objects added outside PairScope could run on its next write)"
+            )
+        missing = [f"{kind} '{name}'" for name, (kind, _) in expected.items() if name not in seen and kind != "index"]
+        if missing:
+            raise SchemaError(
+                f"{self.path}: this project lacks the {', '.join(missing[:5])} of PairScope's schema version"
+                f" {version} (it was changed outside PairScope); refusing to open it"
+            )
+
+    def _refuse_damage(self, conn: sqlite3.Connection) -> None:
+        problems = [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(5)")]
+        if problems != ["ok"]:
+            raise SchemaError(self._damaged("SQLite's quick check reports: " + "; ".join(problems)))
+
+    def _damaged(self, why: str) -> str:
+        return (
+            f"{self.path} is damaged ({why}); refusing to open it. Restore it from a backup, or rescue"
+            f" what can be read with: sqlite3 {self.path.name} .recover"
+        )
+
+    def _make_folder(self) -> None:
+        """Create the folder of a new project; a read-only place or a full disk is said plainly."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._os_failure(exc, f"cannot create {self.path}") from exc
+        if not self.path.exists() and not os.access(self.path.parent, os.W_OK):
+            raise ReadOnlyError(
+                f"cannot create {self.path}: the folder {self.path.parent} is read-only (or on read-only media)"
+            )
+
+    def _os_failure(self, exc: OSError, what: str) -> OSError:
+        if exc.errno in FULL_ERRNOS:
+            return DiskFullError(f"the disk is full ({what}: {exc.strerror})")
+        if exc.errno in READ_ONLY_ERRNOS:
+            folder = _existing_folder(Path(exc.filename)) if exc.filename else self.path.parent
+            return ReadOnlyError(f"{what}: the folder {folder} is read-only ({exc.strerror})")
+        return exc
 
     def _pragmas(self) -> None:
         self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -177,8 +398,12 @@ class StoreBase:
             raise
 
     def _open_error(self, exc: sqlite3.DatabaseError) -> SchemaError:
+        if _errorname(exc) == "SQLITE_FULL":
+            return DiskFullError(f"the disk is full ({self.path} could not be opened or upgraded: {exc})")
         if not self.readonly and (_is_readonly_error(exc) or not self._writable()):
             return ReadOnlyError(f"{self.path} cannot be written (the file or its folder is read-only): {exc}")
+        if _is_damage(exc):
+            return SchemaError(self._damaged(str(exc)))
         return SchemaError(f"{self.path} is not a usable PairScope project: {exc}")
 
     def _open_readwrite(self) -> None:
@@ -198,6 +423,9 @@ class StoreBase:
             self.journal_mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
             migrate(self.conn)  # up to date by now: only refuses a newer schema, writes nothing
 
+        if self._copy is not None:
+            self._connected(_ro_uri(self._copy), setup, uri=True)
+            return
         side = [Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm")]
         had = [p.exists() for p in side]
         try:
@@ -250,7 +478,9 @@ class StoreBase:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Run the block as one IMMEDIATE transaction (nested blocks join the outer one).
 
-        Raises :class:`ReadOnlyError` when the block writes to a project that cannot be written.
+        Raises :class:`ReadOnlyError` when the block writes to a project that cannot be written
+        and :class:`DiskFullError` when the disk is full (SQLite may already have rolled back by
+        itself; the transaction is rolled back once and the cause is kept).
         """
         with self._lock:
             if self._depth:
@@ -266,13 +496,42 @@ class StoreBase:
                 yield self.conn
             except BaseException as exc:
                 self._depth = 0
-                self.conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.Error) and _is_readonly_error(exc):
-                    how = "open read-only" if self.readonly else "read-only"
-                    raise ReadOnlyError(f"project {self.path} is {how}; nothing was written ({exc})") from exc
-                raise
+                self._rollback()
+                failure = self._write_failure(exc)
+                if failure is None:
+                    raise
+                raise failure from exc
             self._depth = 0
-            self.conn.execute("COMMIT")
+            try:
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                failure = self._write_failure(exc)
+                if failure is None:
+                    raise
+                raise failure from exc
+
+    def _rollback(self) -> None:
+        """Roll back the open transaction, if SQLite has not already done so (it does after
+        SQLITE_FULL, SQLITE_IOERR ...); a failing ROLLBACK must not hide the error that caused it."""
+        if self.conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+
+    def _write_failure(self, exc: BaseException) -> SchemaError | None:
+        """The clear error for a write that failed with ``exc``, or ``None`` to re-raise it."""
+        if isinstance(exc, SchemaError):
+            return None
+        if isinstance(exc, sqlite3.Error) and _is_readonly_error(exc):
+            how = "open read-only" if self.readonly else "read-only"
+            return ReadOnlyError(f"project {self.path} is {how}; nothing was written ({exc})")
+        full = isinstance(exc, sqlite3.Error) and _errorname(exc) == "SQLITE_FULL"
+        if full or (isinstance(exc, OSError) and exc.errno in FULL_ERRNOS):
+            return DiskFullError(
+                f"the disk is full ({exc}): the change to {self.path} was rolled back and nothing of it"
+                " was written; free some space and try again"
+            )
+        return None
 
     def query(self, sql: str, params=()) -> list[tuple]:
         with self._lock:
@@ -300,6 +559,10 @@ class StoreBase:
         with self._lock:
             self.conn.close()
             self._tidy_side_files()
+            self._drop_copy()
+            if getattr(self, "_registered", False):
+                self._registered = False
+                _register_open(self.path, -1)
 
     def __enter__(self):
         return self
@@ -312,6 +575,7 @@ __all__ = [
     "StoreBase",
     "SchemaError",
     "ReadOnlyError",
+    "DiskFullError",
     "utc_now",
     "dumps",
     "inserted_id",

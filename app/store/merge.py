@@ -9,6 +9,10 @@ receiving project assigns itself (``_OWN_COLUMNS``). A column only the source ha
 :attr:`CopyCounts.columns_not_copied`. Columns holding ids of remapped rows (items,
 annotators, judge runs, collections) are found by name and by the schema's foreign keys and
 are translated to the receiving project's ids.
+
+Every row is checked before anything is copied (``merge_checks.check_source``); the copier
+itself never lets a constraint decide silently: a row already there is looked up, everything
+else is a plain ``INSERT``.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .connection import SQLITE_MAGIC, StoreBase, inserted_id, utc_now
 from .items import ItemsMixin, display_id
@@ -208,8 +212,10 @@ class CopyCounts:
     display_orders_differing: int = 0
     runs_added: int = 0
     verdicts_added: int = 0
+    verdicts_present: int = 0
     collections_added: int = 0
     collection_items_added: int = 0
+    collection_items_present: int = 0
     missing_media: int = 0
     #: ``table.column`` of source columns the receiving project lacks (their values stay behind)
     columns_not_copied: list[str] = field(default_factory=list)
@@ -383,15 +389,21 @@ class ProjectCopier:
             self.maps["annotators"][src_id] = self._annotators[name]
         return self._annotators[name]
 
+    def _present(self, table: str, key: dict[str, Any]) -> bool:
+        where = " AND ".join(f"{_quoted(c)} = ?" for c in key)
+        found = self.conn.execute(f"SELECT 1 FROM {_quoted(table)} WHERE {where}", list(key.values())).fetchone()
+        return found is not None
+
     def labels(self, annotator: str | None = None) -> None:
         """Every label row of mapped items (optionally one annotator's), matched by uuid, in
         the source's order (time, then row order)."""
         columns = self._columns("labels")
         for row in self._labels_of("labels", columns, annotator, ["created_at", "rowid"]):
-            if self._insert_row("labels", columns, row, "INSERT OR IGNORE").rowcount:
-                self.counts.labels_added += 1
-            else:
+            if self._present("labels", {"uuid": row["uuid"]}):
                 self.counts.labels_present += 1
+            else:
+                self._insert_row("labels", columns, row)
+                self.counts.labels_added += 1
 
     def display_orders(self, annotator: str | None = None) -> None:
         """Blind display orders per (item, annotator name); the first one seen is kept."""
@@ -410,8 +422,10 @@ class ProjectCopier:
     def _labels_of(self, table: str, columns: list[str], annotator: str | None, order_by: list[str]) -> Iterator[dict]:
         """Rows of an annotator-and-item table for mapped items, annotator and item translated."""
         for row in self._source_rows(table, columns, order_by):
-            name = self._src_annotators[row["annotator_id"]]["name"]
-            if (annotator is not None and name != annotator) or row["item_id"] not in self.item_map:
+            known = self._src_annotators.get(row["annotator_id"])
+            if (annotator is not None and (known is None or known["name"] != annotator)) or (
+                row["item_id"] not in self.item_map
+            ):
                 continue
             yield self._translate(table, row)
 
@@ -434,7 +448,11 @@ class ProjectCopier:
             if row["item_id"] not in self.item_map:
                 continue
             row = self._translate("verdicts", row)
-            self.counts.verdicts_added += self._insert_row("verdicts", columns, row, "INSERT OR IGNORE").rowcount
+            if self._present("verdicts", {c: row[c] for c in ("run_id", "item_id", "sample_idx")}):
+                self.counts.verdicts_present += 1
+            else:
+                self._insert_row("verdicts", columns, row)
+                self.counts.verdicts_added += 1
         if self.counts.verdicts_added:  # the judge layer recomputes its per-item verdicts
             self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('judge_items_stale', '1')")
 
@@ -457,12 +475,12 @@ class ProjectCopier:
             )
             self.counts.collections_added += found is None
             for member in members.get(src_id, ()):
-                self.counts.collection_items_added += self._insert_row(
-                    "collection_items",
-                    member_columns,
-                    self._translate("collection_items", dict(member)),
-                    "INSERT OR IGNORE",
-                ).rowcount
+                member = self._translate("collection_items", dict(member))
+                if self._present("collection_items", {c: member[c] for c in ("collection_id", "item_id")}):
+                    self.counts.collection_items_present += 1
+                else:
+                    self._insert_row("collection_items", member_columns, member)
+                    self.counts.collection_items_added += 1
 
 
 class MergeMixin(ItemsMixin):
@@ -472,6 +490,10 @@ class MergeMixin(ItemsMixin):
     def copier(self, src: ProjectSource, copy_media: MediaCopier) -> ProjectCopier:
         """A :class:`ProjectCopier` from ``src`` into this project (use inside :meth:`transaction`)."""
         return ProjectCopier(self, src, copy_media)
+
+    def media_paths(self) -> list[str]:
+        """Every stored media path (relative to the project's folder, or absolute)."""
+        return [r[0] for r in self.query("SELECT path FROM media WHERE path IS NOT NULL")]
 
     def item_ids(self) -> set[int]:
         """The ids of every item."""

@@ -7,10 +7,13 @@ forward and each runs in its own transaction.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from types import MappingProxyType
 
 
 class SchemaError(RuntimeError):
@@ -527,7 +530,23 @@ def migrate(conn: sqlite3.Connection, migrations: tuple[Migration, ...] = MIGRAT
             conn.execute(f"PRAGMA user_version = {int(migration.version)}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # SQLite rolls back by itself after e.g. SQLITE_FULL
+                conn.execute("ROLLBACK")
             raise
         applied.append(migration.name)
     return applied
+
+
+def normalize_sql(sql: str | None) -> str | None:
+    """Schema SQL as compared between files: whitespace runs collapsed to one space."""
+    return None if sql is None else " ".join(sql.split())
+
+
+@functools.cache
+def expected_objects(version: int) -> Mapping[str, tuple[str, str | None]]:
+    """Every schema object the migrations up to ``version`` create: name → (type, SQL with
+    whitespace collapsed), as ``sqlite_master`` lists them (made once, in memory)."""
+    with contextlib.closing(sqlite3.connect(":memory:", isolation_level=None)) as conn:
+        migrate(conn, tuple(m for m in MIGRATIONS if m.version <= version))
+        rows = conn.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+    return MappingProxyType({name: (kind, normalize_sql(sql)) for kind, name, sql in rows})

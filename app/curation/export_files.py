@@ -1,0 +1,269 @@
+"""Writing an export folder safely: temporary names, fsync, a journal of what was made.
+
+Every file is written to a temporary name (``.pairscope-tmp-<hex>``), fsynced and renamed
+into place; the folders it lands in are fsynced before the manifest is written. Each folder,
+temporary file and new file is noted in ``.pairscope-export-journal`` before it is made, so
+a failed export removes exactly what it made (:meth:`Output.undo`) and the next export into
+the folder sweeps what a killed one left (:func:`sweep`). Failures to write become one
+:class:`ExportError` with a clear message (a full disk, a read-only folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..formats.media_refs import inside
+
+MANIFEST = "manifest.json"
+MEDIA_DIR = "media"
+JOURNAL = ".pairscope-export-journal"
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+_TMP_PREFIX = ".pairscope-tmp-"
+_TMP_RE = re.compile(re.escape(_TMP_PREFIX) + r"[0-9a-f]{32}")
+
+
+class ExportError(OSError):
+    """The export could not be written (a full disk, a read-only folder ...); what it had
+    written was removed. ``errno`` is the cause's; the cause is ``__cause__``."""
+
+    def __init__(self, message: str, code: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = code
+
+
+class WriteFailed(Exception):
+    """An ``OSError`` while writing into the export folder (not while reading a source file,
+    which only costs that file). Deliberately not an ``OSError``."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@contextmanager
+def writing() -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        raise WriteFailed(exc) from exc
+
+
+def export_error(exc: OSError, out_dir: Path) -> ExportError:
+    """One clear message for a failure to write the export."""
+    why = exc.strerror or str(exc)
+    if exc.errno in _FULL_ERRNOS:
+        message = (
+            f"the disk is full ({why}): the export to {out_dir} stopped and what it had written was"
+            " removed; free some space and export again"
+        )
+    elif exc.errno in _READ_ONLY_ERRNOS:
+        folder = out_dir if out_dir.exists() else next((p for p in out_dir.parents if p.exists()), out_dir)
+        message = f"cannot write the export to {out_dir}: the folder {folder} is read-only or not writable ({why})"
+    else:
+        message = f"could not write the export to {out_dir} ({exc}); what it had written was removed"
+    return ExportError(message, exc.errno)
+
+
+def tmp_path(folder: Path) -> Path:
+    return folder / f"{_TMP_PREFIX}{uuid.uuid4().hex}"
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make the renames into ``folder`` durable (where the platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # e.g. Windows: folders cannot be opened, renames are durable there
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.EBADF):  # a filesystem without folder fsync
+            raise
+    finally:
+        os.close(fd)
+
+
+class Output:
+    """What this export creates in ``out_dir``: each folder, temporary file and new file is
+    noted in the journal before it is made, so a failure removes exactly that (:meth:`undo`)
+    and the next export sweeps what a killed one left (:func:`sweep`)."""
+
+    def __init__(self, out_dir: Path, created_root: bool) -> None:
+        self.out_dir = out_dir
+        self.created_root = created_root
+        self.made: list[tuple[str, Path]] = []  # ("d" | "t" | "f", path) in order
+        self.filled: set[Path] = set()  # folders files were renamed into (fsynced before the manifest)
+        self._journal = open(out_dir / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115 (closed by finish/undo)
+        self._note("d", out_dir)
+
+    def _note(self, kind: str, path: Path) -> None:
+        self.made.append((kind, path))
+        self._journal.write(json.dumps([kind, path.relative_to(self.out_dir).as_posix()]) + "\n")
+        self._journal.flush()  # survives the process being killed (not a power cut: nothing to sweep then)
+
+    def mkdir(self, folder: Path) -> None:
+        missing = [f for f in (folder, *folder.parents) if f != self.out_dir and self.out_dir in f.parents]
+        for f in reversed(missing):
+            if not f.is_dir():
+                self._note("d", f)
+                f.mkdir()
+
+    def tmp(self, folder: Path) -> Path:
+        path = tmp_path(folder)
+        self._note("t", path)
+        return path
+
+    def placing(self, target: Path) -> None:
+        """``target`` is about to be renamed into place: a new file is noted as this export's."""
+        if not target.exists():
+            self._note("f", target)
+        self.filled.add(target.parent)
+
+    def sync(self) -> None:
+        """fsync every folder files were renamed into, then the export folder itself."""
+        for folder in sorted(self.filled - {self.out_dir}, key=lambda f: len(f.parts), reverse=True):
+            fsync_dir(folder)
+        fsync_dir(self.out_dir)
+
+    def finish(self) -> None:
+        """The manifest is in place: the journal goes (a crash before this is harmless, see sweep)."""
+        self._journal.close()
+        (self.out_dir / JOURNAL).unlink(missing_ok=True)
+        fsync_dir(self.out_dir)
+
+    def undo(self) -> None:
+        """Remove everything this export made, newest first; never raises."""
+        with contextlib.suppress(OSError):
+            self._journal.close()
+        remove_made(self.made)
+        with contextlib.suppress(OSError):
+            (self.out_dir / JOURNAL).unlink(missing_ok=True)
+        if self.created_root:
+            with contextlib.suppress(OSError):
+                self.out_dir.rmdir()  # only when empty: nothing of the user's is ever removed
+
+
+def remove_made(made: Sequence[tuple[str, Path]]) -> None:
+    for kind, path in reversed(made):
+        with contextlib.suppress(OSError):
+            if kind == "d":
+                path.rmdir()  # only when empty
+            elif not path.is_symlink() and path.is_file():
+                path.unlink()
+
+
+def sweep(out_dir: Path) -> None:
+    """Remove what a killed export left in ``out_dir`` (named in its journal), and the
+    temporary files of an interrupted export of an earlier version."""
+    journal = out_dir / JOURNAL
+    if journal.is_file():
+        if not (out_dir / MANIFEST).exists():  # a manifest: that export finished, its files stay
+            made = []
+            for line in journal.read_text("utf-8", errors="replace").splitlines():
+                try:
+                    kind, rel = json.loads(line)
+                except (ValueError, TypeError):
+                    continue  # a line cut short by the kill
+                target = inside(out_dir, rel) if isinstance(rel, str) and rel != "." else None
+                if kind in ("d", "t", "f") and target is not None and target != out_dir:
+                    made.append((kind, target))
+            remove_made(made)
+        journal.unlink()
+    for folder in (out_dir, out_dir / MEDIA_DIR):
+        if folder.is_dir():
+            for leftover in folder.iterdir():
+                if _TMP_RE.fullmatch(leftover.name) and leftover.is_file():
+                    leftover.unlink()
+
+
+class AtomicWriter:
+    """Write to a temporary file in the target's folder, hashing as it goes; on
+    :meth:`commit` fsync and rename into place. :meth:`discard` removes it (never raises)."""
+
+    def __init__(self, target: Path, output: Output | None = None):
+        self.target = target
+        self.output = output
+        self.tmp = output.tmp(target.parent) if output is not None else tmp_path(target.parent)
+        self.fh = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or discard)
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> None:
+        self.fh.write(data)
+        self.digest.update(data)
+        self.size += len(data)
+
+    def commit(self) -> dict[str, Any]:
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+        self.fh.close()
+        if self.output is not None:
+            self.output.placing(self.target)
+        os.replace(self.tmp, self.target)
+        return {"sha256": self.digest.hexdigest(), "bytes": self.size}
+
+    def discard(self) -> None:
+        with contextlib.suppress(OSError):  # closing flushes: on a full disk that fails again
+            self.fh.close()
+        with contextlib.suppress(OSError):
+            self.tmp.unlink(missing_ok=True)
+
+
+def prepare_folder(out_dir: Path, force: bool) -> Output:
+    """Check (and create) the output folder; return the record of what this export makes.
+
+    What a killed export left there is swept first (:func:`sweep`). With ``force`` a
+    non-empty folder is written into: same-named files are replaced and a previous manifest
+    is removed first (the folder must not look like a finished export while this one runs).
+    Nothing else is deleted: media there may be a project's own files.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FileExistsError(f"export target {out_dir} exists and is not a folder")
+    try:
+        if out_dir.is_dir():
+            sweep(out_dir)
+    except OSError as exc:
+        raise export_error(exc, out_dir) from exc
+    if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
+        raise FileExistsError(
+            f"export folder {out_dir} is not empty; choose a new or empty folder, "
+            "or pass force=True (--force) to write into it"
+        )
+    created = not out_dir.exists()
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        if not os.access(out_dir, os.W_OK):
+            raise PermissionError(errno.EACCES, "the folder cannot be written", str(out_dir))
+        (out_dir / MANIFEST).unlink(missing_ok=True)
+        return Output(out_dir, created)
+    except OSError as exc:
+        if created:
+            with contextlib.suppress(OSError):
+                out_dir.rmdir()
+        raise export_error(exc, out_dir) from exc
+
+
+__all__ = [
+    "JOURNAL",
+    "MANIFEST",
+    "MEDIA_DIR",
+    "AtomicWriter",
+    "ExportError",
+    "Output",
+    "WriteFailed",
+    "export_error",
+    "prepare_folder",
+    "sweep",
+    "writing",
+]

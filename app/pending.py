@@ -1,0 +1,401 @@
+"""Labels not yet saved: kept in memory and in a journal beside the project until they land.
+
+A label write can fail for a reason that passes: another process holds the project's write
+lock past the busy timeout (an import), the disk is full, an I/O error, a read-only file.
+The label — its uuid and creation time already set, so writing it twice is impossible — is
+then kept by :class:`PendingLabels`: in memory, and appended (fsynced) to the journal
+``<project>.pending.jsonl``. :meth:`PendingLabels.flush` writes the kept labels in order on
+the next save, on a retry, and at the next start (:func:`replay_pending`); a label whose uuid
+is already stored is skipped, and the journal is removed once every entry has landed.
+
+A label that can never be stored (its item is not in this project: the journal outlived its
+project) is set aside in ``<project>.pending.rejected.jsonl`` and reported, so it neither
+blocks the labels behind it nor lands on another item.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import logging
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO
+
+from .records import ErrorTag, Label
+from .store import ReadOnlyError, Store
+from .store.busy import waiting_at_most
+
+try:  # POSIX: appends and tidying by several processes take turns
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process per project is the norm
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+JOURNAL_SUFFIX = ".pending.jsonl"
+REJECTED_SUFFIX = ".pending.rejected.jsonl"
+
+#: Why a save did not land, as the banner says it.
+REASONS = {
+    "busy": "the project is busy (another process is writing)",
+    "disk_full": "the disk is full",
+    "io": "the disk reported an I/O error",
+    "read_only": "the project is read-only",
+    "error": "the project could not be written",
+}
+
+
+def journal_path(project: str | Path) -> Path:
+    """Where the labels of ``project`` that are not yet stored are kept."""
+    project = Path(project)
+    return project.with_name(project.name + JOURNAL_SUFFIX)
+
+
+@dataclass(frozen=True)
+class SaveFailure:
+    """Why a label was not stored: one of :data:`REASONS`, and the error's own words."""
+
+    reason: str
+    detail: str
+
+    @property
+    def text(self) -> str:
+        return REASONS[self.reason]
+
+
+def save_failure(exc: BaseException) -> SaveFailure | None:
+    """The failure ``exc`` stands for when a label write raised it; ``None`` for an error that
+    is no failure to write (a bug, or a label the store refuses: re-raise those)."""
+    detail = str(exc)
+    if isinstance(exc, ReadOnlyError):
+        return SaveFailure("read_only", detail)
+    if isinstance(exc, sqlite3.Error):
+        name = getattr(exc, "sqlite_errorname", "") or ""
+        for prefix, reason in (
+            ("SQLITE_BUSY", "busy"),
+            ("SQLITE_LOCKED", "busy"),
+            ("SQLITE_PROTOCOL", "busy"),
+            ("SQLITE_FULL", "disk_full"),
+            ("SQLITE_IOERR", "io"),
+            ("SQLITE_CANTOPEN", "io"),
+            ("SQLITE_READONLY", "read_only"),
+        ):
+            if name.startswith(prefix):
+                return SaveFailure(reason, detail)
+        if "locked" in detail:
+            return SaveFailure("busy", detail)
+        if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):  # e.g. a damaged file
+            return SaveFailure("error", detail)
+        return None
+    if isinstance(exc, OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return SaveFailure("disk_full", detail)
+        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return SaveFailure("read_only", detail)
+        return SaveFailure("io", detail)
+    return None
+
+
+# -- the journal ---------------------------------------------------------------------------
+
+
+def _to_json(label: Label, ext_id: str | None) -> dict:
+    entry = asdict(label)
+    entry["ext_id"] = ext_id
+    return entry
+
+
+def _from_json(entry: dict) -> tuple[Label, str | None]:
+    label = Label(
+        item_id=int(entry["item_id"]),
+        annotator=entry["annotator"],
+        outcome=entry["outcome"],
+        ranking=tuple(entry["ranking"]),
+        strength=entry["strength"],
+        error_types=tuple(ErrorTag(**e) for e in entry["error_types"]),
+        discard_reasons=tuple(entry["discard_reasons"]),
+        note=entry["note"],
+        display_order=tuple(entry["display_order"]),
+        step_marks=tuple((int(p), int(s), bool(c)) for p, s, c in entry["step_marks"]),
+        kind=entry["kind"],
+        uuid=entry["uuid"],
+        created_at=entry["created_at"],
+    )
+    if not label.uuid or not label.created_at:
+        raise ValueError("a pending label has its uuid and creation time")
+    return label, entry.get("ext_id")
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a file's creation or removal in ``folder`` durable (where the OS allows it)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class Journal:
+    """An append-only JSONL file of labels, each line written and fsynced before it counts.
+
+    A line cut short by a crash was never acknowledged: reading skips it, and the next entry
+    starts on a line of its own.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def append(self, label: Label, ext_id: str | None = None) -> None:
+        """Add ``label`` durably (``OSError`` when the file cannot be written)."""
+        line = json.dumps(_to_json(label, ext_id), ensure_ascii=False, sort_keys=True).encode("utf-8") + b"\n"
+        created = not self.path.exists()
+        with self._locked() as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size:
+                fh.seek(size - 1)
+                if fh.read(1) != b"\n":
+                    line = b"\n" + line  # after a torn line
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if created:
+            _fsync_dir(self.path.parent)
+
+    def entries(self) -> list[tuple[Label, str | None]]:
+        """Every whole entry, oldest first, with the item's dataset id when known."""
+        if not self.path.exists():
+            return []
+        try:
+            with self._locked() as fh:
+                fh.seek(0)
+                data = fh.read()
+        except FileNotFoundError:
+            return []
+        except PermissionError:  # a journal that cannot be written can still be read
+            data = self.path.read_bytes()
+        out = []
+        for number, raw in enumerate(data.splitlines(), start=1):
+            if not raw.strip():
+                continue
+            try:
+                out.append(_from_json(json.loads(raw)))
+            except (ValueError, KeyError, TypeError) as exc:
+                log.warning("%s:%d: skipped an unreadable entry (%s)", self.path, number, exc)
+        return out
+
+    def read(self) -> list[Label]:
+        """Every whole label, oldest first."""
+        return [label for label, _ext_id in self.entries()]
+
+    def discard(self, uuids: set[str]) -> None:
+        """Drop the entries with these uuids (and unreadable ones); remove the file when empty."""
+        if not self.path.exists():
+            return
+        with self._locked() as fh:
+            fh.seek(0)
+            keep = []
+            for raw in fh.read().splitlines():
+                try:
+                    uid = json.loads(raw)["uuid"]
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if uid not in uuids:
+                    keep.append(raw)
+            if not keep:
+                self.path.unlink()
+            else:
+                tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+                with open(tmp, "wb") as out:
+                    out.write(b"\n".join(keep) + b"\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, self.path)
+        _fsync_dir(self.path.parent)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[IO[bytes]]:
+        """The journal opened for appending and reading, held against other processes.
+
+        A file tidied away (replaced or removed) while this one waited is opened afresh.
+        """
+        while True:
+            fh = open(self.path, "a+b")  # noqa: SIM115 (closed below, after the lock is used)
+            try:
+                if fcntl is not None:
+                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                try:
+                    same = os.fstat(fh.fileno()).st_ino == os.stat(self.path).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    yield fh
+                    return
+            finally:
+                fh.close()
+
+
+# -- labels waiting to be stored -----------------------------------------------------------
+
+
+def _stored(store: Store, label: Label) -> bool:
+    return any(row.uuid == label.uuid for row in store.label_history(label.item_id, label.annotator))
+
+
+class PendingLabels:
+    """The labels of one project that are not stored yet, oldest first (memory and journal).
+
+    Shared by every labeling session of a window, so that switching to adjudication keeps
+    them. Not thread-safe; use from one thread.
+    """
+
+    def __init__(self, project: str | Path):
+        project = Path(project)
+        self.journal = Journal(journal_path(project))
+        self.rejected_journal = Journal(project.with_name(project.name + REJECTED_SUFFIX))
+        try:
+            entries = self.journal.entries()
+        except OSError as exc:
+            log.error("could not read %s: %s", self.journal.path, exc)
+            entries = []
+        self.labels: list[Label] = [label for label, _ext in entries]
+        self._ext_ids: dict[str, str | None] = {label.uuid or "": ext for label, ext in entries}
+        #: Why the newest attempt failed (``None`` before any failure).
+        self.failure: SaveFailure | None = None
+        #: Why the journal could not be written: the labels are then only in memory.
+        self.journal_error: str | None = None
+        #: Labels that can never be stored here, with why (set aside in the rejected journal).
+        self.rejected: list[tuple[Label, str]] = []
+        if not entries and self.journal.exists():
+            with contextlib.suppress(OSError):
+                self.journal.discard(set())  # only torn or unreadable lines: nothing to keep
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def keep(self, label: Label, failure: SaveFailure | None = None, ext_id: str | None = None) -> None:
+        """Keep ``label`` (uuid and creation time set) behind the others, in memory and in
+        the journal; ``failure`` is why it was not stored (``None``: queued behind others)."""
+        if not label.uuid or not label.created_at:
+            raise ValueError("a pending label needs its uuid and creation time")
+        self.labels.append(label)
+        self._ext_ids[label.uuid] = ext_id
+        if failure is not None:
+            self.failure = failure
+        try:
+            self.journal.append(label, ext_id)
+        except OSError as exc:
+            self.journal_error = str(exc)
+            log.error("label %s kept in memory only: %s: %s", label.uuid, self.journal.path, exc)
+
+    def latest(self, item_id: int, annotator: str, kind: str) -> Label | None:
+        """The newest pending label of the item by ``annotator`` (``cleared`` included)."""
+        for label in reversed(self.labels):
+            if label.item_id == item_id and label.annotator == annotator and label.kind == kind:
+                return label
+        return None
+
+    def by_item(self, annotator: str, kind: str) -> dict[int, Label]:
+        """The newest pending label per item by ``annotator``."""
+        return {label.item_id: label for label in self.labels if label.annotator == annotator and label.kind == kind}
+
+    def flush(self, store: Store, wait_ms: int | None = None) -> list[Label]:
+        """Store the pending labels in order, each one once; stop at the first that fails
+        (it stays, and :attr:`failure` says why). ``wait_ms`` bounds each wait for another
+        process's write lock. Returns the labels that are stored now."""
+        if not self.labels:
+            return []
+        landed: list[Label] = []
+        waiting = waiting_at_most(store, wait_ms) if wait_ms is not None else contextlib.nullcontext()
+        with waiting:
+            for label in list(self.labels):
+                try:
+                    problem = self._misplaced(store, label)
+                    if problem is None:
+                        if not _stored(store, label):
+                            store.add_label(label)
+                        landed.append(label)
+                    else:
+                        self._reject(label, problem)
+                except (ValueError, KeyError) as exc:  # a label this project refuses
+                    self._reject(label, str(exc))
+                except Exception as exc:
+                    if isinstance(exc, sqlite3.IntegrityError) and _stored(store, label):
+                        landed.append(label)  # another process replayed it just now
+                        continue
+                    failure = save_failure(exc)
+                    if failure is None:
+                        raise
+                    self.failure = failure
+                    break
+        done = {label.uuid for label in landed}
+        done |= {label.uuid for label, _why in self.rejected}
+        self.labels = [label for label in self.labels if label.uuid not in done]
+        if not self.labels:
+            self.failure = self.journal_error = None
+        try:
+            self.journal.discard({u for u in done if u})
+        except OSError as exc:  # the entries left are stored: a later replay skips them
+            log.warning("could not tidy %s: %s", self.journal.path, exc)
+        return landed
+
+    def _misplaced(self, store: Store, label: Label) -> str | None:
+        """Why the label does not belong to this project's item, or ``None``."""
+        ext_id = self._ext_ids.get(label.uuid or "")
+        if ext_id is not None and store.item_id(ext_id) != label.item_id:
+            return f"item {ext_id} (id {label.item_id}) is not in this project"
+        return None
+
+    def _reject(self, label: Label, why: str) -> None:
+        log.error("label %s set aside in %s: %s", label.uuid, self.rejected_journal.path, why)
+        self.rejected.append((label, why))
+        with contextlib.suppress(OSError):
+            self.rejected_journal.append(label, self._ext_ids.get(label.uuid or ""))
+
+    def message(self) -> str:
+        """What the window's banner says; ``""`` when there is nothing to say."""
+        parts = []
+        if self.labels:
+            n = len(self.labels)
+            why = self.failure.text if self.failure is not None else "kept from an earlier session"
+            text = f"{n} label{'s' if n != 1 else ''} not yet saved — {why}; retrying…"
+            if self.journal_error:
+                text += f" They are only in memory (the journal could not be written: {self.journal_error})."
+            parts.append(text)
+        if self.rejected:
+            n = len(self.rejected)
+            parts.append(
+                f"{n} earlier label{'s' if n != 1 else ''} could not be stored ({self.rejected[-1][1]}); "
+                f"set aside in {self.rejected_journal.path.name}."
+            )
+        return "  ".join(parts)
+
+
+def replay_pending(store: Store, wait_ms: int | None = None) -> int:
+    """Store what the project's journal holds (a start after a crash); returns how many
+    labels were written now (those already stored are skipped)."""
+    pending = PendingLabels(store.path)
+    if not len(pending):
+        return 0
+    before = {label.uuid for label in pending.labels if _stored(store, label)}
+    return len([label for label in pending.flush(store, wait_ms) if label.uuid not in before])
+
+
+__all__ = [
+    "JOURNAL_SUFFIX",
+    "REASONS",
+    "Journal",
+    "PendingLabels",
+    "SaveFailure",
+    "journal_path",
+    "replay_pending",
+    "save_failure",
+]
