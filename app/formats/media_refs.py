@@ -111,6 +111,7 @@ def store_bytes(media_dir: Path, data: bytes, written: list[Path]) -> tuple[Path
         return media_dir / digest[:2] / digest, "the image bytes are not an image file PairScope can show"
     target = media_dir / digest[:2] / f"{digest}{found[1]}"
     if not target.exists():
+        new_folder = not target.parent.exists()
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(target.suffix + ".part")
         with open(tmp, "wb") as fh:
@@ -118,5 +119,16 @@ def store_bytes(media_dir: Path, data: bytes, written: list[Path]) -> tuple[Path
             fh.flush()
             os.fsync(fh.fileno())  # on disk before the commit that names it
         tmp.replace(target)
+        # the rename (and a new folder) must be on disk too before the commit names the file
+        for folder in (target.parent, media_dir) if new_folder else (target.parent,):
+            _fsync_folder(folder)
         written.append(target)
     return target, None
+
+
+def _fsync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
