@@ -382,7 +382,7 @@ def pack_project(
             folders.make(out.parent)
             new = Store.create(out)
             result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
-            report = InputReport(str(store.path))
+            report = InputReport(path=str(store.path))
             with new.transaction():
                 result.leftovers_removed = media.sweep(new.media_paths())
                 copier = new.copier(src, _MediaFiles(media, src.path, report))
@@ -511,7 +511,7 @@ def _merge_one(
 ) -> InputReport:
     """Copy one (checked) input into ``store`` inside its transaction; conflicts go to
     ``report``, and ``origin`` (item identity -> the file its version came from) is kept up."""
-    part = InputReport(str(src.path), src.meta.get("project_id"))
+    part = InputReport(path=str(src.path), project_id=src.meta.get("project_id"))
     copier = store.copier(src, _MediaFiles(media, src.path, part))
     copied = copier.items()
     for c in copied.conflicts:

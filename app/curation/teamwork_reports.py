@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..store.merge import CopyCounts
+
 
 @dataclass
 class PackResult:
@@ -45,31 +47,16 @@ class Conflict:
 
 
 @dataclass
-class InputReport:
-    """What merging one input did: counts of rows written (``*_added``), of rows the output
-    already held (``*_present``; display orders: ``*_differing`` when the output's differs).
-    An input with a row that breaks the rules is refused whole, so nothing is ever dropped."""
+class InputReport(CopyCounts):
+    """What merging one input did: the copier's counts of rows written (``*_added``), of rows the
+    output already held (``*_present``; display orders: ``*_differing`` when the output's
+    differs), plus conflicts and media files. An input with a row that breaks the rules is
+    refused whole, so nothing is ever dropped."""
 
-    path: str
+    path: str = ""
     project_id: str | None = None
-    items_added: int = 0
-    items_matched: int = 0
     conflicts: int = 0
-    annotators_added: int = 0
-    labels_added: int = 0
-    labels_present: int = 0
-    display_orders_added: int = 0
-    display_orders_differing: int = 0
-    runs_added: int = 0
-    verdicts_added: int = 0
-    verdicts_present: int = 0
-    collections_added: int = 0
-    collection_items_added: int = 0
-    collection_items_present: int = 0
     media_files: int = 0
-    missing_media: int = 0
-    #: ``table.column`` of the input's columns the output lacks: their values were not merged
-    columns_not_copied: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
