@@ -22,10 +22,21 @@ MODES = ("pairwise", "pointwise", "step")
 # Any bare identifier in braces is a placeholder; other braced text (JSON examples) is literal.
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ANSWER_K = re.compile(r"answer_([1-9][0-9]*)")
-_ALLOWED = {
-    "pairwise": ("query", "answers", "n_answers"),  # plus answer_1, answer_2, ...
-    "pointwise": ("query", "answer"),
-    "step": ("query", "steps", "n_steps"),
+
+
+@dataclass(frozen=True)
+class _Rules:
+    """What a mode's template may and must contain."""
+
+    allowed: tuple[str, ...]
+    required: tuple[str, ...]
+    numbered_answers: bool = False  # {answer_1}, {answer_2}, … beside (or instead of) {answers}
+
+
+_RULES = {
+    "pairwise": _Rules(("query", "answers", "n_answers"), ("query",), numbered_answers=True),
+    "pointwise": _Rules(("query", "answer"), ("query", "answer")),
+    "step": _Rules(("query", "steps", "n_steps"), ("query", "steps")),
 }
 
 
@@ -43,19 +54,18 @@ class PromptTemplate:
         if self.mode not in MODES:
             raise ValueError(f"{where}: unknown mode; expected one of {', '.join(MODES)}")
         names = self.placeholders()
-        allowed = _ALLOWED[self.mode]
-        unknown = [n for n in names if n not in allowed and not (self.mode == "pairwise" and _ANSWER_K.fullmatch(n))]
+        rules = _RULES[self.mode]
+        unknown = [
+            n for n in names if n not in rules.allowed and not (rules.numbered_answers and _ANSWER_K.fullmatch(n))
+        ]
         if unknown:
-            extra = ", {answer_1}, {answer_2}, ..." if self.mode == "pairwise" else ""
-            known = ", ".join("{" + a + "}" for a in allowed) + extra
+            extra = ", {answer_1}, {answer_2}, ..." if rules.numbered_answers else ""
+            known = ", ".join("{" + a + "}" for a in rules.allowed) + extra
             raise ValueError(f"{where}: unknown placeholder {{{unknown[0]}}}; this mode knows {known}")
-        if "query" not in names:
-            raise ValueError(f"{where}: missing the {{query}} placeholder")
-        if self.mode == "pointwise" and "answer" not in names:
-            raise ValueError(f"{where}: missing the {{answer}} placeholder")
-        if self.mode == "step" and "steps" not in names:
-            raise ValueError(f"{where}: missing the {{steps}} placeholder")
-        if self.mode == "pairwise":
+        for required in rules.required:
+            if required not in names:
+                raise ValueError(f"{where}: missing the {{{required}}} placeholder")
+        if rules.numbered_answers:
             numbered = self.answer_slots()
             if numbered and numbered != tuple(range(1, len(numbered) + 1)):
                 missing = min(set(range(1, max(numbered) + 1)) - set(numbered))
