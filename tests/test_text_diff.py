@@ -90,7 +90,7 @@ def _text(rng: random.Random, words: int, newline_every: int | None) -> str:
 
 
 @pytest.mark.parametrize("newline_every", [None, 30], ids=["one-line", "lines"])
-def test_100k_characters_is_fast_and_precise(newline_every):
+def test_100k_characters_is_precise(newline_every):
     rng = random.Random(7)
     a = _text(rng, 19_000, newline_every)
     assert len(a) >= 100_000
@@ -104,12 +104,11 @@ def test_100k_characters_is_fast_and_precise(newline_every):
     elapsed = time.perf_counter() - started
     print(f"\nword_diff near-identical 2x{len(a):,} chars ({newline_every=}): {elapsed * 1000:.0f} ms")
     assert fb == [words[i] for i in edited]
-    assert len(fa) == 25
-    assert elapsed < 0.5
+    assert len(fa) == 25  # the time is a benchmark's (bench/render_bench.py), not an assertion here
 
 
 @pytest.mark.parametrize("newline_every", [None, 30], ids=["one-line", "lines"])
-def test_100k_completely_different_is_fast(newline_every):
+def test_100k_completely_different_covers_everything(newline_every):
     rng = random.Random(3)
     a, b = _text(rng, 19_000, newline_every), _text(rng, 19_000, newline_every)
     started = time.perf_counter()
@@ -119,7 +118,6 @@ def test_100k_completely_different_is_fast(newline_every):
     check_cover(a, sa)
     check_cover(b, sb)
     assert sum(s.end - s.start for s in sa if s.changed) > len(a) * 0.8
-    assert elapsed < 0.5
 
 
 def test_100k_without_any_whitespace():
