@@ -68,3 +68,16 @@ def store(tmp_path):
     s = Store.create(tmp_path / "project.pairscope")
     yield s
     s.close()
+
+
+@pytest.fixture
+def pane(qtbot):
+    """A shown response pane (two cards side by side) at the window's usual size."""
+    from pairscope.widgets.response_view import ResponsePane
+
+    widget = ResponsePane()
+    qtbot.addWidget(widget)
+    widget.resize(1100, 750)
+    widget.show()
+    qtbot.waitExposed(widget)
+    return widget

@@ -28,3 +28,22 @@ def show_active(qtbot, window, size=(1400, 900)):
     window.windowHandle().requestActivate()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
     return window
+
+
+def fake_run(store, **overrides):
+    """A judge run record for tests that store verdicts by hand (pairwise, K = 1 unless told)."""
+    fields = dict(
+        backend="fake",
+        model_path="m",
+        weights_hash=None,
+        template_name=None,
+        template_text="t",
+        template_hash="h",
+        mode="pairwise",
+        k=1,
+        both_orders=False,
+        frames=None,
+        seed=0,
+        generation={},
+    )
+    return store.create_run(**{**fields, **overrides})

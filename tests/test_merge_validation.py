@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from helpers import fake_run
 from pairscope.app import cli
 from pairscope.app.curation import teamwork
 from pairscope.app.curation.export import export_project
@@ -82,20 +83,7 @@ def main(tmp_path) -> Path:
 
 
 def make_run(store: Store):
-    return store.create_run(
-        backend="fake",
-        model_path="m",
-        weights_hash=None,
-        template_name=None,
-        template_text="t",
-        template_hash="h",
-        mode="pairwise",
-        k=1,
-        both_orders=False,
-        frames=None,
-        seed=0,
-        generation={},
-    )
+    return fake_run(store)
 
 
 @pytest.fixture

@@ -15,19 +15,9 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QImage, QTextCursor, QTextFormat, QTextOption
 
 from pairscope.widgets import render_budget as budget
-from pairscope.widgets.response_view import ResponsePane, ResponseText, protect_math
+from pairscope.widgets.response_view import ResponseText, protect_math
 
 MAGENTA = QColor(255, 0, 255)
-
-
-@pytest.fixture
-def pane(qtbot):
-    widget = ResponsePane()
-    qtbot.addWidget(widget)
-    widget.resize(1100, 750)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
 
 
 def pair(text: str, other: str = "A short normal answer.") -> list[ResponseText]:

@@ -23,16 +23,6 @@ from pairscope.widgets.response_view import (
 MAGENTA = QColor(255, 0, 255)
 
 
-@pytest.fixture
-def pane(qtbot):
-    widget = ResponsePane()
-    qtbot.addWidget(widget)
-    widget.resize(1100, 750)
-    widget.show()
-    qtbot.waitExposed(widget)
-    return widget
-
-
 def responses(*texts: str) -> list[ResponseText]:
     return [ResponseText(f"Response {i}", text) for i, text in enumerate(texts, 1)]
 

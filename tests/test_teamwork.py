@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 from PIL import Image
 
+from helpers import fake_run
 from pairscope.app.curation.teamwork import (
     ProjectFileError,
     TeamworkError,
@@ -291,20 +292,7 @@ def test_judge_runs_are_merged_by_uuid(main, tmp_path):
     pa = tmp_path / "a.pairscope"
     pack_project(main, pa, "alice")
     with Store.open(pa) as pack:
-        run = pack.create_run(
-            backend="fake",
-            model_path="m",
-            weights_hash=None,
-            template_name=None,
-            template_text="t",
-            template_hash="h",
-            mode="pairwise",
-            k=1,
-            both_orders=False,
-            frames=None,
-            seed=0,
-            generation={},
-        )
+        run = fake_run(pack)
         record_verdicts(pack, run, [VerdictRecord(run.id, pack.item_id("a0"), 0, (1, 0), "[[A]]", 1, None, True, "r")])
     report = merge_projects(main.path, [pa])
     assert (report.inputs[0].runs_added, report.inputs[0].verdicts_added) == (1, 1)
