@@ -480,12 +480,40 @@ def _item_verdicts(conn: sqlite3.Connection) -> None:
     )
 
 
+def _schema_and_confidence(conn: sqlite3.Connection) -> None:
+    """A project-defined label schema, and what a judge said about its own certainty.
+
+    ``label_schemas``: each version of the project's label schema (error types, discard
+    reasons, strength levels, their keys; JSON) with its Markdown guidelines; versions are
+    only ever added. ``labels.schema_version`` names the version a label was given under
+    (NULL: before schemas existed = the built-in default). ``verdicts.logprobs`` holds the
+    log-probabilities a backend returned for a sample (JSON), ``verdicts.confidence`` the
+    probability the judge gave its parsed verdict (NULL: not available).
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE label_schemas (
+            version    INTEGER PRIMARY KEY,
+            schema     TEXT NOT NULL,
+            guidelines TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            note       TEXT NOT NULL DEFAULT ''
+        );
+        ALTER TABLE labels ADD COLUMN schema_version INTEGER;
+        ALTER TABLE verdicts ADD COLUMN logprobs TEXT;
+        ALTER TABLE verdicts ADD COLUMN confidence REAL;
+    """,
+    )
+
+
 #: Every migration in order. Append new ones; never edit an applied one.
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", _initial),
     Migration(2, "full-text search and filter indexes", _search),
     Migration(3, "item identity: dataset id + content", _item_identity),
     Migration(4, "item verdicts decided once, in the judge layer", _item_verdicts),
+    Migration(5, "label schemas, verdict log-probabilities and confidence", _schema_and_confidence),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
