@@ -66,7 +66,7 @@ def main() -> None:
             copies.append(time.perf_counter() - start)
             start = time.perf_counter()
             with Store.open(project) as store:
-                result = export_project(store, folder / f"out{run}", "vlrewardbench")
+                result = export_project(store, folder / f"out{run}", "vlrewardbench", source="reference")
             exports.append(time.perf_counter() - start)
             assert result.n_items == args.items
     med = statistics.median

@@ -114,10 +114,10 @@ def adjudicate(store, ext_id, outcome="prefer", ranking=(), **kw):
 
 def test_vlrewardbench_rows_follow_the_benchmark_schema(project, tmp_path):
     out = tmp_path / "out"
-    result = export_project(project, out, "vlrewardbench")
+    result = export_project(project, out, "vlrewardbench", source="reference")
     rows = by_id(read_rows(out / "vlrewardbench.jsonl"))
     assert result.n_items == 5 and set(rows) == {r["id"] for r in SOURCE_ROWS} - {"vlfeedback_5"}
-    assert result.skipped == [("vlfeedback_5", "no preference (no adjudication, agreement or reference ranking)")]
+    assert result.skipped == [("vlfeedback_5", "no dataset reference")]
     row = rows["wildvision-battle-1"]
     assert set(row) >= {
         "id",
@@ -148,7 +148,7 @@ def test_vlrewardbench_rows_follow_the_benchmark_schema(project, tmp_path):
 
 def test_missing_media_exports_the_item_with_a_warning(project, tmp_path):
     out = tmp_path / "out"
-    result = export_project(project, out, "vlrewardbench")
+    result = export_project(project, out, "vlrewardbench", source="reference")
     row = by_id(read_rows(out / "vlrewardbench.jsonl"))["mmmu_4"]
     assert row["image_path"] is None
     assert [i for i, _ in result.warnings] == ["mmmu_4"] and "imgs/gone.png" in result.warnings[0][1]
@@ -158,14 +158,14 @@ def test_missing_media_exports_the_item_with_a_warning(project, tmp_path):
 
 def test_media_gone_since_import_is_a_warning_not_a_crash(project, tmp_path):
     (tmp_path / "src" / "imgs" / "b.png").unlink()
-    result = export_project(project, tmp_path / "out", "vlrewardbench")
+    result = export_project(project, tmp_path / "out", "vlrewardbench", source="reference")
     assert {i for i, _ in result.warnings} == {"mmmu_4", "RLAIF-V-2", "wildvision-6"}
     assert any("no longer at" in m for _, m in result.warnings)
 
 
 def test_round_trip_through_the_vlrewardbench_importer(project, tmp_path):
     out = tmp_path / "out"
-    export_project(project, out, "vlrewardbench")
+    export_project(project, out, "vlrewardbench", source="reference")  # the dataset's own ranking
     with Store.create(tmp_path / "again.pairscope") as again:
         report = import_file(again, out / "vlrewardbench.jsonl", "vlrewardbench", media_root=out)
         assert report.added == 5 and report.missing_media == 0
@@ -199,12 +199,12 @@ def test_adjudication_overrides_the_reference(project, tmp_path):
         strength="much",
         error_types=(ErrorTag("attribute", note="colour"),),
     )
-    result = export_project(project, tmp_path / "vl", "vlrewardbench")
+    result = export_project(project, tmp_path / "vl", "vlrewardbench", fallback_reference=True)
     row = by_id(read_rows(tmp_path / "vl" / "vlrewardbench.jsonl"))["wildvision-battle-1"]
     assert row["human_ranking"] == [1, 0]
     assert row["human_error_analysis"] == ["attribute: colour"]  # the adjudicator's tags
     assert result.n_items == 5
-    export_project(project, tmp_path / "trl", "trl")
+    export_project(project, tmp_path / "trl", "trl", fallback_reference=True)
     trl = by_id(read_rows(tmp_path / "trl" / "trl.jsonl"))["wildvision-battle-1"]
     assert trl["chosen"] == "wildvision-battle-1 second" and trl["rejected"] == "wildvision-battle-1 first"
     manifest = json.loads((tmp_path / "trl" / "manifest.json").read_text())
@@ -216,7 +216,7 @@ def test_newest_adjudication_wins_and_a_cleared_one_falls_back(project, tmp_path
     adjudicate(project, "RLAIF-V-2", ranking=(1, 0))
     adjudicate(project, "mathverse_3", ranking=(1, 0))
     adjudicate(project, "mathverse_3", outcome="cleared")
-    export_project(project, tmp_path / "out", "trl")
+    export_project(project, tmp_path / "out", "trl", fallback_reference=True)
     rows = by_id(read_rows(tmp_path / "out" / "trl.jsonl"))
     assert rows["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 second"
     assert rows["mathverse_3"]["chosen"] == "mathverse_3 first"  # back to the reference
@@ -251,18 +251,23 @@ def test_only_agreed_uses_the_annotators_common_preference(project, tmp_path):
     assert skipped["mathverse_3"] == "not agreed: annotators disagree"
     assert skipped["wildvision-6"] == "not agreed: only one annotator decided (alice)"
     assert skipped["vlfeedback_5"] == "not agreed: no annotator decided"
-    assert skipped["mmmu_4"] == "discarded by agreed (both_wrong)"
+    assert skipped["mmmu_4"] == "discarded by alice, bob (both_wrong)"
 
-    # without only=, the reference is exported where nothing is adjudicated
-    export_project(project, tmp_path / "all", "trl")
+    # the dataset's reference only when it is the chosen source
+    export_project(project, tmp_path / "all", "trl", source="reference")
     rows = by_id(read_rows(tmp_path / "all" / "trl.jsonl"))
     assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 first"
     assert rows["mathverse_3"]["chosen"] == "mathverse_3 first"
+    # the default is the human decision: the annotators' consensus where nobody adjudicated
+    export_project(project, tmp_path / "human", "trl")
+    rows = by_id(read_rows(tmp_path / "human" / "trl.jsonl"))
+    assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 second"
+    assert rows["wildvision-6"]["chosen"] == "wildvision-6 first"  # alice's label: a consensus of one
 
     # the jsonl row carries the agreed preference with its strength and merged error types
     export_project(project, tmp_path / "js", "jsonl", only="agreed")
     row = by_id(read_rows(tmp_path / "js" / "items.jsonl"))["wildvision-battle-1"]
-    assert row["preference"]["source"] == "agreed" and row["preference"]["preferred"] == 1
+    assert row["preference"]["source"] == "consensus" and row["preference"]["preferred"] == 1
     assert row["preference"]["strength"] == "clearly" and row["preference"]["annotators"] == ["alice", "bob"]
     assert [t["kind"] for t in row["preference"]["error_types"]] == ["counting"]
 
@@ -274,7 +279,7 @@ def test_only_adjudicated_keeps_adjudicated_items(project, tmp_path):
     rows = read_rows(tmp_path / "out" / "vlrewardbench.jsonl")
     assert [r["id"] for r in rows] == ["mathverse_3"] and rows[0]["human_ranking"] == [1, 0]
     skipped = dict(result.skipped)
-    assert skipped["mmmu_4"] == "discarded by adjudication (media_unusable)"
+    assert skipped["mmmu_4"] == "discarded by lead's adjudication (media_unusable)"
     assert skipped["wildvision-battle-1"] == "not adjudicated"
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     assert manifest["filters"]["only"] == "adjudicated" and manifest["counts"]["skipped"] == 5
@@ -283,8 +288,8 @@ def test_only_adjudicated_keeps_adjudicated_items(project, tmp_path):
 def test_discarded_items_are_skipped_in_every_format(project, tmp_path):
     adjudicate(project, "wildvision-battle-1", outcome="discard", discard_reasons=("both_wrong",))
     for fmt in EXPORT_FORMATS:
-        result = export_project(project, tmp_path / fmt, fmt)
-        assert ("wildvision-battle-1", "discarded by adjudication (both_wrong)") in result.skipped
+        result = export_project(project, tmp_path / fmt, fmt, source="reference")
+        assert ("wildvision-battle-1", "discarded by lead's adjudication (both_wrong)") in result.skipped
         rows = read_rows(tmp_path / fmt / EXPORT_FORMATS[fmt].filename)
         assert "wildvision-battle-1" not in {r["id"] for r in rows}
 
@@ -294,8 +299,8 @@ def test_ties_and_both_bad_have_no_chosen_response(project, tmp_path):
     adjudicate(project, "RLAIF-V-2", outcome="both_bad")
     result = export_project(project, tmp_path / "out", "trl")
     skipped = dict(result.skipped)
-    assert skipped["wildvision-battle-1"] == "the preference is a tie"
-    assert skipped["RLAIF-V-2"] == "both responses are bad"
+    assert skipped["wildvision-battle-1"] == "tie — the format needs a chosen/rejected pair"
+    assert skipped["RLAIF-V-2"] == "both responses bad — the format needs a chosen/rejected pair"
     export_project(project, tmp_path / "js", "jsonl")  # the lossless format keeps them
     rows = by_id(read_rows(tmp_path / "js" / "items.jsonl"))
     assert rows["wildvision-battle-1"]["preference"]["outcome"] == "tie"
@@ -307,26 +312,22 @@ def test_ties_and_both_bad_have_no_chosen_response(project, tmp_path):
 def test_collection_and_item_ids_restrict_the_export(project, tmp_path):
     ids = {e: project.item_id(e) for e in ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")}
     project.add_to_collection("hard", list(ids.values()))
-    result = export_project(
-        project, tmp_path / "c", "vlrewardbench", collection="hard", filters_description={"category": "hallucination"}
-    )
+    result = export_project(project, tmp_path / "c", "vlrewardbench", source="reference", collection="hard")
     assert [r["id"] for r in read_rows(tmp_path / "c" / "vlrewardbench.jsonl")] == list(ids)
     manifest = json.loads((tmp_path / "c" / "manifest.json").read_text())
-    assert manifest["filters"] == {
-        "collection": "hard",
-        "only": None,
-        "item_ids": None,
-        "description": {"category": "hallucination"},
-    }
+    assert manifest["filters"] == {"collection": "hard"}  # only what was applied
     assert result.per_category == {"general": 1, "hallucination": 1, "reasoning": 1}
 
-    export_project(project, tmp_path / "i", "vlrewardbench", item_ids=[ids["mathverse_3"], ids["RLAIF-V-2"]])
+    export_project(
+        project, tmp_path / "i", "vlrewardbench", source="reference", item_ids=[ids["mathverse_3"], ids["RLAIF-V-2"]]
+    )
     assert [r["id"] for r in read_rows(tmp_path / "i" / "vlrewardbench.jsonl")] == ["RLAIF-V-2", "mathverse_3"]
 
     export_project(
         project,
         tmp_path / "both",
         "vlrewardbench",
+        source="reference",
         collection="hard",
         item_ids=[ids["mathverse_3"], project.item_id("mmmu_4")],
     )
@@ -337,7 +338,13 @@ def test_collection_and_item_ids_restrict_the_export(project, tmp_path):
 
 
 def test_bad_arguments_are_refused_before_anything_is_written(project, tmp_path):
-    for kwargs in ({"fmt": "csv"}, {"fmt": "trl", "only": "majority"}, {"fmt": "trl", "collection": "nope"}):
+    for kwargs in (
+        {"fmt": "csv"},
+        {"fmt": "trl", "only": "majority"},
+        {"fmt": "trl", "collection": "nope"},
+        {"fmt": "trl", "source": "majority"},
+        {"fmt": "trl", "source": "annotator:nobody"},
+    ):
         fmt = kwargs.pop("fmt")
         with pytest.raises(ValueError):
             export_project(project, tmp_path / "out", fmt, **kwargs)
@@ -349,14 +356,16 @@ def test_bad_arguments_are_refused_before_anything_is_written(project, tmp_path)
 
 def test_media_are_copied_once_and_the_manifest_hashes_every_file(project, tmp_path):
     out = tmp_path / "out"
-    result = export_project(project, out, "trl")
+    result = export_project(project, out, "trl", source="reference")
     media = sorted(p.relative_to(out).as_posix() for p in (out / "media").iterdir())
     assert len(media) == 2  # a.png is used by three items, b.png by two
     assert {sha256(out / m) for m in media} == {sha256(tmp_path / "src" / "imgs" / n) for n in ("a.png", "b.png")}
     for m in media:
         assert m == f"media/{sha256(out / m)}.png"
     kept = tmp_path / "kept"
-    export_project(project, kept, "vlrewardbench")  # the dataset's own relative paths, each file once
+    export_project(
+        project, kept, "vlrewardbench", source="reference"
+    )  # the dataset's own relative paths, each file once
     assert sorted(p.relative_to(kept).as_posix() for p in (kept / "imgs").iterdir()) == ["imgs/a.png", "imgs/b.png"]
     manifest = json.loads((out / "manifest.json").read_text())
     on_disk = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
@@ -387,7 +396,7 @@ def test_a_failing_export_leaves_no_data_file_and_no_manifest(project, tmp_path,
     broken = dataclasses.replace(EXPORT_FORMATS["trl"], row=explode)
     monkeypatch.setitem(export_mod.EXPORT_FORMATS, "trl", broken)
     with pytest.raises(RuntimeError):
-        export_project(project, out, "trl")
+        export_project(project, out, "trl", source="reference")
     # only PairScope's working files (a temporary name, the journal), never trl.jsonl or manifest.json
     assert all(n.startswith(".pairscope-") for n in visible) and any(n.startswith(".pairscope-tmp-") for n in visible)
     assert not out.exists()  # the failed export removed everything it made
@@ -403,13 +412,13 @@ def test_refuses_a_non_empty_folder_unless_forced(project, tmp_path):
     with pytest.raises(FileExistsError, match="not empty"):
         export_project(project, out, "trl")
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
-    first = export_project(project, out, "trl", force=True)
+    first = export_project(project, out, "trl", source="reference", force=True)
     assert (out / "notes.txt").read_text() == "mine" and first.n_items == 5
     with pytest.raises(FileExistsError):
         export_project(project, out, "trl")
     (out / f".pairscope-tmp-{'0' * 32}").write_text("half")  # an interrupted export's leftover
     project.add_to_collection("one", [project.item_id("mathverse_3")])
-    again = export_project(project, out, "trl", collection="one", force=True)
+    again = export_project(project, out, "trl", source="reference", collection="one", force=True)
     assert again.n_items == 1 and [r["id"] for r in read_rows(out / "trl.jsonl")] == ["mathverse_3"]
     assert json.loads((out / "manifest.json").read_text())["counts"]["items"] == 1
     assert not (out / (".pairscope-tmp-" + "0" * 32)).exists()
@@ -440,7 +449,7 @@ def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
         before = {p for p in tmp_path.rglob("*")}
         for fmt in EXPORT_FORMATS:
             out = tmp_path / "exports" / fmt
-            result = export_project(store, out, fmt)
+            result = export_project(store, out, fmt, source="reference")
             assert result.n_items == len(ids)
             names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
             allowed = re.compile(r"manifest\.json|[a-z]+\.jsonl|media/[0-9a-f]{64}(\.png)?")
@@ -466,9 +475,10 @@ def test_trl_rows_are_plain_preference_rows(project, tmp_path):
         ]
     )
     out = tmp_path / "out"
-    result = export_project(project, out, "trl")
+    result = export_project(project, out, "trl", source="reference")
     rows = read_rows(out / "trl.jsonl")
-    assert all(set(r) == {"id", "prompt", "chosen", "rejected", "images"} for r in rows)
+    assert all(set(r) == {"id", "prompt", "chosen", "rejected", "images", "preference_source"} for r in rows)
+    assert {r["preference_source"] for r in rows} == {"reference"}
     assert all(isinstance(r[k], str) for r in rows for k in ("id", "prompt", "chosen", "rejected"))
     row = by_id(rows)["RLAIF-V-2"]
     assert row["prompt"] == "How many sinks?" and row["chosen"] == "RLAIF-V-2 second"
@@ -487,6 +497,7 @@ def test_trl_and_vlrewardbench_files_load_as_arrow_tables(project, tmp_path):
             project,
             tmp_path / fmt,
             fmt,
+            source="reference",
             item_ids=[project.item_id(e) for e in ("wildvision-battle-1", "RLAIF-V-2", "mathverse_3")],
         )
         table = paj.read_json(tmp_path / fmt / EXPORT_FORMATS[fmt].filename)
@@ -496,9 +507,10 @@ def test_trl_and_vlrewardbench_files_load_as_arrow_tables(project, tmp_path):
 
 def test_trl_rows_load_with_datasets(project, tmp_path):
     datasets = pytest.importorskip("datasets")
-    export_project(project, tmp_path / "out", "trl")
+    export_project(project, tmp_path / "out", "trl", source="reference")
     ds = datasets.load_dataset("json", data_files=str(tmp_path / "out" / "trl.jsonl"), split="train")
-    assert set(ds.column_names) == {"id", "prompt", "chosen", "rejected", "images"} and len(ds) == 5
+    assert set(ds.column_names) == {"id", "prompt", "chosen", "rejected", "images", "preference_source"}
+    assert len(ds) == 5
 
 
 # -- jsonl ----------------------------------------------------------------------------------------
@@ -526,7 +538,11 @@ def test_jsonl_rows_carry_items_labels_and_adjudication(project, tmp_path):
     assert label["annotator"] == "alice" and label["outcome"] == "prefer" and label["preferred"] == 0
     assert label["strength"] == "slightly" and label["error_types"][0]["kind"] == "existence"
     assert label["note"] == "hm" and row["adjudication"] is None
-    assert row["preference"]["source"] == "reference" and row["extra"]["judge"] == "gpt-4o"
+    # alice's label is the human decision (the old default exported the reference over it)
+    assert row["preference"]["source"] == "consensus" and row["preference"]["annotators"] == ["alice"]
+    assert row["extra"]["judge"] == "gpt-4o"
+    assert rows["wildvision-battle-1"]["preference"]["source"] == "none"  # kept, marked
+    assert rows["wildvision-battle-1"]["preference"]["missing"] == "no human preference"
     m3 = rows["mathverse_3"]
     assert m3["labels"][0]["discard_reasons"] == ["needs_expert"]
     assert m3["adjudication"]["annotator"] == "lead" and m3["adjudication"]["preferred"] == 1
@@ -593,7 +609,13 @@ def test_video_items_and_best_of_n_items(tmp_path):
         )
         adjudicate(store, "bon-1", ranking=(1,))  # best of three: only the best is named
         seen = []
-        export_project(store, tmp_path / "vl", "vlrewardbench", progress=lambda done, total: seen.append((done, total)))
+        export_project(
+            store,
+            tmp_path / "vl",
+            "vlrewardbench",
+            fallback_reference=True,
+            progress=lambda done, total: seen.append((done, total)),
+        )
         assert seen == [(1, 2), (2, 2)]
         rows = by_id(read_rows(tmp_path / "vl" / "vlrewardbench.jsonl"))
         assert rows["vid-1"]["image_path"] is None and rows["vid-1"]["human_ranking"] == [1, 0]
@@ -633,6 +655,8 @@ def export_window(qtbot, tmp_path):
     window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
     window.export_dialog.scope.setCurrentIndex(1)  # every item
+    source = window.export_dialog.source
+    source.setCurrentIndex(source.findData("reference"))  # the project has no labels
     return window
 
 
@@ -652,9 +676,11 @@ def test_export_from_the_dialog_runs_in_the_background_with_a_progress_bar(qtbot
         qtbot.wait(200)
         assert ticks and dialog.isVisible() and not (out / "manifest.json").exists()
     timer.stop()
-    qtbot.waitUntil(lambda: not dialog.isVisible(), timeout=15000)
+    # the result stays on screen with its reasons (it used to close on "1 skipped")
+    qtbot.waitUntil(lambda: (out / "manifest.json").exists() and not dialog.running, timeout=15000)
     assert json.loads((out / "manifest.json").read_text())["counts"]["items"] == 5
-    assert dialog.result_text.startswith("Exported 5 items")
+    assert dialog.result_text.startswith("Exported 5 items") and dialog.isVisible()
+    assert "1 no dataset reference: vlfeedback_5" in dialog.details.toPlainText()
     assert "Exported 5 items" in window.statusBar().currentMessage()
 
 

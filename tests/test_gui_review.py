@@ -102,6 +102,7 @@ def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tm
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
     dialog = window.export_dialog
     dialog.folder.setText(str(out))
+    dialog.source.setCurrentIndex(dialog.source.findData("reference"))  # nobody labeled: the dataset's
     dialog.run()
     assert asked and not (out / "manifest.json").exists()  # refused: nothing written
     yes = export_dialog.QMessageBox.Yes

@@ -136,7 +136,7 @@ def test_vlrewardbench_report_reimport_and_export_round_trip(store, tmp_path):
     assert (again.added, again.unchanged, again.renamed) == (0, 10, [])
 
     out = tmp_path / "export"
-    export_project(store, out, "vlrewardbench")
+    export_project(store, out, "vlrewardbench", source="reference")
     rows = [json.loads(line) for line in (out / "vlrewardbench.jsonl").read_text(encoding="utf-8").splitlines()]
     ids = [r["id"] for r in rows]
     assert ids.count("mathverse_2279") == 2 and not any("#" in i for i in ids)
@@ -205,7 +205,7 @@ def test_media_outside_the_dataset_are_refused_per_item(store, tmp_path, escapin
     assert paths[1] and Path(paths[5]).read_bytes() == blob.read_bytes()  # symlink inside: accepted
 
     out = tmp_path / "export"
-    export_project(store, out, "vlrewardbench")
+    export_project(store, out, "vlrewardbench", source="reference")
     exported = [p.read_bytes() for p in out.rglob("*") if p.is_file()]
     assert secret.read_bytes() not in exported and absolute.read_bytes() not in exported
     assert not any(b"hunter2" in data for data in exported if not data.startswith(b"{"))

@@ -1,101 +1,177 @@
-"""Curated export: a project's items, with the preference humans settled on, as a folder.
+"""Curated export: a project's items, with a named preference source, as a folder.
 
 ``export_project(store, out_dir, fmt)`` writes ``out_dir/<format file>.jsonl``, copies every
 media file into ``out_dir/media/<sha256><suffix>`` (paths in the rows are relative to
-``out_dir``) and writes ``out_dir/manifest.json`` last: counts, filters, source project,
-tool version and the sha256 of every file written.
+``out_dir``) and writes ``out_dir/manifest.json`` last: the preference source, the filters
+that were applied (and only those), counts per preference source and per skip reason, the
+skipped items, the source of every row, the project, its schema version, the tool version
+and the sha256 of every file written.
 
-Which preference is exported, per item:
+Which preference is exported is chosen explicitly (``source``, :class:`PreferenceSource`):
 
-1. the newest adjudication (a label of kind ``"adjudication"``), if the item has one;
-2. else, with ``only="agreed"``, the preference every annotator's current label agrees on
-   (at least two annotators with a decision, none deciding otherwise);
-3. else the dataset's reference ranking.
+- ``"human"`` (the default): the human decision where one exists — the newest current
+  adjudication, else the annotators' consensus;
+- ``"adjudicated"``: the adjudication only;
+- ``"consensus"``: the preference that every annotator's current label stating one (a
+  response, a tie, both bad) states; one annotator's label is a consensus of one, labels
+  that state different preferences are "annotators disagree" (the store's own rule,
+  ``label_disagreements``); adjudications are not used;
+- ``"annotator:NAME"``: that annotator's current label;
+- ``"reference"``: the dataset's reference ranking.
 
-``only="adjudicated"`` keeps adjudicated items only; ``only="agreed"`` keeps items whose
-preference humans settled (adjudicated, or agreed). An item whose exported preference is a
-discard is skipped, as is one the format cannot hold (a tie or "both bad" has no chosen
-response; TRL rows need exactly two responses and no video). Every skip is reported with
-its reason.
+Where the source gives no preference the item has none (``"no human preference"``,
+``"not adjudicated"``, ``"no label by alice"`` ...): formats that need a chosen/rejected pair
+skip it with that reason, ``jsonl`` keeps it with ``preference.source = "none"``. With
+``fallback_reference=True`` such an item takes the dataset's reference instead (never over
+a disagreement: humans disputing a pair is not "no decision"). Each row records which
+source gave its preference (``preference.source`` in ``jsonl``, ``preference_source`` in
+``trl``; the manifest's ``rows`` for every format, ``vlrewardbench`` rows keep the
+benchmark's schema exactly).
+
+An item a human discarded is left out (``"discarded by alice (both_wrong)"``) unless
+``include_discarded=True``: discarded means its current adjudication is a discard, or, when it
+has no adjudication, some annotator's current label is (an adjudication is final, so one that
+decides a preference keeps the item). "Current" is the store's one definition
+(``label_current``, read by :meth:`Store.item_current_labels`).
+
+``only="adjudicated"`` keeps adjudicated items; ``only="agreed"`` those humans settled
+(adjudicated, or two or more annotators agree). Every skip is reported with its reason.
 
 A media file that is missing (never found at import, or gone since) does not stop the
 item: it is exported without that file, and the export reports a warning naming it; the
 ``jsonl`` format keeps the original reference with ``path: null``.
 
-What round-trips: a ``vlrewardbench`` export of image items re-imports
-(``import_file(store, out/"vlrewardbench.jsonl", "vlrewardbench", media_root=out)``) into
-the same items: ids, prompts (raw and display), responses and models, reference ranking,
-category, subset, error tags, ground truth, extra fields, and media with the same bytes.
-A ``jsonl`` export re-imports through the generic importer (``--format jsonl`` with the
-``--map`` pairs in ``JSONL_IMPORT_MAP``, also written to the manifest under ``reimport``):
-ids, prompts, responses, category, subset, the reference (ranking, strength, error tags,
-ground truth) and media; not ``prompt_raw``, models, steps, the source format or labels
-(importers never write labels), and the new item's ``extra`` holds every other column of
-the row (the original ``extra`` under ``extra``). Single-response step items cannot go
-through the generic importer (it needs two responses). Labels and adjudications are in
-the row, for reading; a lossless re-import would need a ``pairscope`` import format.
+What round-trips (tested; details in docs/EXPORT.md): a ``vlrewardbench`` export with
+``source="reference"`` re-imports (``media_root=out``) into the same items, media bytes
+included; a ``jsonl`` export re-imports the items and their references through the generic
+importer with the ``--map`` pairs of ``JSONL_IMPORT_MAP`` (also in the manifest's
+``reimport``), not labels (importers never write labels).
 
 Safety: file names come only from content hashes and fixed names, never from item ids or
 media paths; every file is written to a temporary name, fsynced and renamed into place,
 the folders holding them are fsynced, and the manifest is written last, so a crash never
 leaves a complete-looking export.
 
-Failures leave nothing behind. What an export creates (folders, temporary files, files) is
-noted in a journal (``.pairscope-export-journal``) before it is made; a failed export (a
-full disk, a read-only folder, a cancel) removes it all and raises :class:`ExportError`
-(an ``OSError`` with one clear message), and an export killed midway is swept by the next
-export into the same folder (which then needs no ``force``: the leftovers were its own).
+Failures leave nothing behind: what an export creates is noted in a journal
+(``.pairscope-export-journal``) before it is made; a failed export (a full disk, a read-only
+folder, a cancel) removes it all and raises :class:`ExportError` (an ``OSError`` with one
+clear message), and an export killed midway is swept by the next one into the same folder.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..formats.media_refs import check_file, inside
-from ..records import Item, Label, MediaRef
+from ..records import Item, ItemFilter, Label
 from ..store import Store
 from ..store.connection import utc_now
-from .export_files import MANIFEST, MEDIA_DIR, ExportError, Output, WriteFailed, export_error, prepare_folder, writing
-from .export_files import AtomicWriter as _AtomicWriter
-from .export_formats import (
-    DECISIVE,
-    EXPORT_FORMATS,
-    ExportedMedia,
-    ExportFormat,
-    ExportItem,
-    Preference,
+from .export_files import (
+    MANIFEST,
+    MEDIA_DIR,
+    ExportError,
+    MediaCopier,
+    Output,
+    WriteFailed,
+    dump_row,
+    export_error,
+    prepare_folder,
 )
+from .export_files import AtomicWriter as _AtomicWriter
+from .export_formats import DECISIVE, EXPORT_FORMATS, ExportFormat, ExportItem, Preference
 
 ONLY_CHOICES = ("adjudicated", "agreed")
-_SUFFIX_RE = re.compile(r"\.[a-z0-9]{1,8}")
-_CHUNK = 1 << 20
+SOURCE_KINDS = ("human", "adjudicated", "consensus", "annotator", "reference")
+#: Outcomes that state a preference (as the store's ``label_disagreements``): not discard.
+STATED = ("prefer", "tie", "both_bad")
 _PAGE = 5000
+
+
+@dataclass(frozen=True)
+class PreferenceSource:
+    """Where the exported preference comes from: one of :data:`SOURCE_KINDS`; ``annotator``
+    names the annotator for ``kind="annotator"``. Written ``"annotator:alice"``."""
+
+    kind: str = "human"
+    annotator: str | None = None
+
+    @classmethod
+    def parse(cls, value: str | PreferenceSource) -> PreferenceSource:
+        if isinstance(value, PreferenceSource):
+            return cls.parse(str(value))
+        kind, sep, name = str(value).strip().partition(":")
+        if kind == "annotator" and name.strip():
+            return cls("annotator", name.strip())
+        if sep or kind not in SOURCE_KINDS or kind == "annotator":
+            raise ValueError(
+                f"unknown preference source {value!r}; one of human, adjudicated, consensus, annotator:NAME, reference"
+            )
+        return cls(kind)
+
+    def __str__(self) -> str:
+        return f"annotator:{self.annotator}" if self.kind == "annotator" else self.kind
+
+    def describe(self, fallback_reference: bool = False) -> str:
+        """What this source exports, in words (the CLI, the dialog and the manifest say it)."""
+        text = {
+            "human": "the human decision: the newest adjudication, else the preference all annotators' labels share",
+            "adjudicated": "the adjudication",
+            "consensus": "the annotators' consensus: the preference all annotators' labels share",
+            "annotator": f"{self.annotator}'s label",
+            "reference": "the dataset's reference ranking",
+        }[self.kind]
+        if self.kind == "reference":
+            return text
+        if fallback_reference:
+            return f"{text}; where there is none, the dataset's reference"
+        return f"{text}; items without one are left out (jsonl keeps them, marked)"
 
 
 @dataclass
 class ExportResult:
     """What an export wrote: ``files`` are paths relative to ``out_dir`` (the manifest
-    last); ``skipped`` and ``warnings`` hold ``(item id, reason)``."""
+    last); ``skipped`` and ``warnings`` hold ``(item id, reason)``; ``per_source`` counts
+    the exported rows per preference source."""
 
     out_dir: Path
     format: str
     n_items: int
+    source: str = "human"
+    source_description: str = ""
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     per_category: dict[str, int] = field(default_factory=dict)
+    per_source: dict[str, int] = field(default_factory=dict)
 
     @property
     def manifest_path(self) -> Path:
         return self.out_dir / MANIFEST
+
+    def skipped_by_reason(self) -> dict[str, list[str]]:
+        """Skipped item ids per reason, the most frequent reason first."""
+        by_reason: dict[str, list[str]] = {}
+        for item_id, reason in self.skipped:
+            by_reason.setdefault(reason, []).append(item_id)
+        return dict(sorted(by_reason.items(), key=lambda kv: -len(kv[1])))
+
+    def skip_lines(self, max_ids: int | None = 20) -> list[str]:
+        """``"4 no human preference: id1, id2, …"``, one line per reason."""
+        lines = []
+        for reason, ids in self.skipped_by_reason().items():
+            shown = ids if max_ids is None else ids[:max_ids]
+            more = f", … and {len(ids) - len(shown)} more" if len(shown) < len(ids) else ""
+            lines.append(f"{len(ids)} {reason}: {', '.join(shown)}{more}")
+        return lines
+
+    def sources_text(self) -> str:
+        """``"adjudication 2, consensus 1"``: exported rows per preference source."""
+        return ", ".join(f"{name} {n}" for name, n in sorted(self.per_source.items())) or "none"
 
 
 # -- which preference ---------------------------------------------------------------------------
@@ -117,11 +193,7 @@ def current_labels(store: Store, item_id: int) -> tuple[dict[str, Label], Label 
     return labels, adjudication
 
 
-def _decision(label: Label) -> tuple[str, int | None]:
-    return label.outcome, label.preferred
-
-
-def _union(groups) -> tuple:
+def _union(groups: Iterable[Iterable]) -> tuple:
     seen: dict = {}
     for group in groups:
         for value in group:
@@ -129,28 +201,55 @@ def _union(groups) -> tuple:
     return tuple(seen)
 
 
-def agreed_preference(labels: dict[str, Label]) -> tuple[Preference | None, str]:
-    """The preference all current labels with a decision share (at least two of them),
-    or ``(None, why not)``. Strength is kept when all agree on it; error types and
-    discard reasons are the union of the agreeing labels'."""
-    decided = [labels[name] for name in sorted(labels) if labels[name].outcome in DECISIVE]
-    if not decided:
-        return None, "no annotator decided"
-    if len(decided) < 2:
-        return None, f"only one annotator decided ({decided[0].annotator})"
-    if len({_decision(label) for label in decided}) > 1:
+def _reasons(reasons: Sequence[str]) -> str:
+    return f" ({', '.join(reasons)})" if reasons else ""
+
+
+def discarded_by(labels: dict[str, Label], adjudication: Label | None) -> str | None:
+    """Why the item counts as discarded (``"discarded by alice (both_wrong)"``), or ``None``.
+
+    The adjudication is final: a discarding one discards the item, one that decides
+    anything else keeps it. Without one, any annotator's current discard discards it.
+    """
+    if adjudication is not None:
+        if adjudication.outcome != "discard":
+            return None
+        return f"discarded by {adjudication.annotator}'s adjudication{_reasons(adjudication.discard_reasons)}"
+    who = [labels[name] for name in sorted(labels) if labels[name].outcome == "discard"]
+    if not who:
+        return None
+    names = ", ".join(label.annotator for label in who)
+    return f"discarded by {names}{_reasons(_union(label.discard_reasons for label in who))}"
+
+
+def consensus_preference(labels: dict[str, Label]) -> tuple[Preference | None, str]:
+    """The preference every current label that states one states, or ``(None, why not)``
+    (``"annotators disagree"`` or ``"nobody decided"``). Strength is kept when all agree
+    on it; error types are the union of the agreeing labels'. Labels that only discard
+    give a ``discard`` consensus when no label states a preference."""
+    stated = [labels[name] for name in sorted(labels) if labels[name].outcome in STATED]
+    if not stated:
+        discards = [labels[name] for name in sorted(labels) if labels[name].outcome == "discard"]
+        if not discards:
+            return None, "nobody decided"
+        return Preference(
+            source="consensus",
+            outcome="discard",
+            discard_reasons=_union(label.discard_reasons for label in discards),
+            annotators=tuple(label.annotator for label in discards),
+        ), ""
+    if len({(label.outcome, label.preferred) for label in stated}) > 1:
         return None, "annotators disagree"
-    first = decided[0]
-    rankings = {label.ranking for label in decided}
-    strengths = {label.strength for label in decided}
+    first = stated[0]
+    rankings = {label.ranking for label in stated}
+    strengths = {label.strength for label in stated}
     return Preference(
-        source="agreed",
+        source="consensus",
         outcome=first.outcome,
         ranking=first.ranking if len(rankings) == 1 else ((first.preferred,) if first.preferred is not None else ()),
         strength=strengths.pop() if len(strengths) == 1 else None,
-        error_tags=_union(label.error_types for label in decided),
-        discard_reasons=_union(label.discard_reasons for label in decided),
-        annotators=tuple(label.annotator for label in decided),
+        error_tags=_union(label.error_types for label in stated),
+        annotators=tuple(label.annotator for label in stated),
     ), ""
 
 
@@ -169,119 +268,81 @@ def _from_label(label: Label, source: str) -> Preference:
 def reference_preference(item: Item) -> Preference:
     ref = item.reference
     if not ref.ranking:
-        return Preference(source="none")
+        return Preference(source="none", missing="no dataset reference")
     return Preference(source="reference", outcome="prefer", ranking=ref.ranking, strength=ref.strength)
 
 
 def resolve_preference(
-    item: Item, labels: dict[str, Label], adjudication: Label | None, only: str | None
-) -> tuple[Preference, None] | tuple[None, str]:
-    """``(preference to export, None)`` or ``(None, why the item is skipped)``."""
-    if adjudication is not None:
-        pref = _from_label(adjudication, "adjudication")
-    elif only == "adjudicated":
-        return None, "not adjudicated"
-    elif only == "agreed":
-        agreed, why = agreed_preference(labels)
-        if agreed is None:
-            return None, f"not agreed: {why}"
-        pref = agreed
+    item: Item,
+    labels: dict[str, Label],
+    adjudication: Label | None,
+    source: PreferenceSource,
+    fallback_reference: bool = False,
+) -> Preference:
+    """The preference ``source`` gives the item; ``source="none"`` with ``missing`` (why)
+    when it gives none (then the reference, with ``fallback_reference``, unless the
+    annotators disagree)."""
+    kind = source.kind
+    if kind == "reference":
+        return reference_preference(item)
+    if kind in ("human", "adjudicated") and adjudication is not None:
+        return _from_label(adjudication, "adjudication")
+    if kind == "adjudicated":
+        missing = "not adjudicated"
+    elif kind == "annotator":
+        label = labels.get(source.annotator or "")
+        if label is not None and label.outcome in DECISIVE:
+            return _from_label(label, "annotator")
+        missing = f"no label by {source.annotator}"
     else:
-        pref = reference_preference(item)
-    if pref.outcome == "discard":
-        reasons = f" ({', '.join(pref.discard_reasons)})" if pref.discard_reasons else ""
-        return None, f"discarded by {pref.source}{reasons}"
-    return pref, None
+        consensus, why = consensus_preference(labels)
+        if consensus is not None:
+            return consensus
+        if why == "annotators disagree":
+            return Preference(source="none", missing=why)
+        missing = "no human preference" if kind == "human" else "no annotator preference"
+    if fallback_reference:
+        reference = reference_preference(item)
+        if reference.source == "reference":
+            return reference
+        missing += " and no dataset reference"
+    return Preference(source="none", missing=missing)
 
 
-# -- files -------------------------------------------------------------------------------------
+def only_rejects(only: str | None, labels: dict[str, Label], adjudication: Label | None) -> str | None:
+    """Why the ``only`` filter leaves the item out (``None``: it keeps it)."""
+    if only is None or adjudication is not None:
+        return None
+    if only == "adjudicated":
+        return "not adjudicated"
+    consensus, why = consensus_preference(labels)
+    if consensus is None:
+        return f"not agreed: {'annotators disagree' if why == 'annotators disagree' else 'no annotator decided'}"
+    if len(consensus.annotators) < 2:
+        return f"not agreed: only one annotator decided ({consensus.annotators[0]})"
+    return None
 
 
-def _suffix(path: Path) -> str:
-    suffix = path.suffix.lower()
-    return suffix if _SUFFIX_RE.fullmatch(suffix) else ""
+# -- selection --------------------------------------------------------------------------------
 
 
-class MediaCopier:
-    """Copies media into ``out_dir/media/<sha256><suffix>``, each distinct file once; with
-    ``keep_paths``, under the dataset's own relative path when it stays inside ``out_dir``
-    (VL-RewardBench's scripts read the subset from ``images/<subset>/…``). Only files whose
-    header says they are an image or a video of their kind are copied."""
-
-    def __init__(self, out_dir: Path, project_dir: Path, keep_paths: bool = False, output: Output | None = None):
-        self.out_dir = out_dir
-        self.dir = out_dir / MEDIA_DIR
-        self.project_dir = project_dir
-        self.keep_paths = keep_paths
-        self.output = output
-        self.files: dict[str, dict[str, Any]] = {}
-        self._by_source: dict[str, tuple[str, str]] = {}
-
-    def copy(self, ref: MediaRef) -> ExportedMedia:
-        if ref.path is None:
-            return ExportedMedia(ref.kind, ref.ref, None, None, ref.problem or f"{ref.kind} missing")
-        source = Path(ref.path)
-        if not source.is_absolute():  # stored relative to the project's folder
-            source = self.project_dir / source
-        key = os.path.abspath(source)
-        if key not in self._by_source:
-            why = check_file(source, ref.kind)
-            if why == "not found":
-                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} no longer at {source}")
-            if why is not None:
-                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} {source} {why}; not exported")
-            try:
-                self._by_source[key] = self._copy(source, self._kept(ref.ref))
-            except OSError as exc:  # reading the source; writing the export raises WriteFailed
-                return ExportedMedia(ref.kind, ref.ref, None, None, f"could not copy {source}: {exc}")
-        rel, digest = self._by_source[key]
-        return ExportedMedia(ref.kind, ref.ref, rel, digest, None)
-
-    def _kept(self, ref: str) -> str | None:
-        """The dataset's relative path to write a file under, or ``None`` (content-addressed)."""
-        if not self.keep_paths:
-            return None
-        target = inside(self.out_dir, ref)
-        if target is None or target.parent == self.out_dir:
-            return None  # outside, or beside the JSONL and the manifest
-        rel = target.relative_to(self.out_dir).as_posix()
-        return None if rel in self.files or rel.split("/")[0] == MEDIA_DIR else rel
-
-    def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str]:
-        with open(source, "rb") as fh:  # a source that cannot be read costs that file only
-            with writing():
-                folder = (self.out_dir / kept).parent if kept is not None else self.dir
-                if self.output is not None:
-                    self.output.mkdir(folder)
-                else:
-                    folder.mkdir(parents=True, exist_ok=True)
-                writer = _AtomicWriter(self.out_dir / kept if kept is not None else self.dir / "pending", self.output)
-            try:
-                for block in iter(lambda: fh.read(_CHUNK), b""):
-                    with writing():
-                        writer.write(block)
-                digest = writer.digest.hexdigest()
-                rel = kept or f"{MEDIA_DIR}/{digest}{_suffix(source)}"
-                if rel in self.files:  # same bytes under another source path: one file
-                    writer.discard()
-                else:
-                    writer.target = self.out_dir / rel
-                    with writing():
-                        self.files[rel] = writer.commit()
-            except BaseException:
-                writer.discard()
-                raise
-        return rel, digest
-
-
-def _dump_row(row: dict[str, Any]) -> bytes:
-    try:
-        return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: escape it rather than write invalid UTF-8
-        return (json.dumps(row) + "\n").encode("ascii")
-
-
-# -- selection and the export ------------------------------------------------------------------
+def describe_table_filter(item_filter: ItemFilter) -> dict[str, Any]:
+    """The parts of a table filter that select something (``{}``: the table shows every
+    item); the annotator and label kind only where the filter reads them."""
+    defaults = ItemFilter()
+    out = {
+        f.name: getattr(item_filter, f.name)
+        for f in fields(ItemFilter)
+        if getattr(item_filter, f.name) != getattr(defaults, f.name)
+    }
+    reads_annotator = item_filter.status in ("labeled", "unlabeled") or item_filter.disagreement == "reference"
+    if not reads_annotator:
+        out.pop("annotator", None)
+    if item_filter.status not in ("labeled", "unlabeled"):
+        out.pop("label_kind", None)
+    if item_filter.error_type is None:
+        out.pop("error_source", None)
+    return out
 
 
 def _all_item_ids(store: Store) -> Iterator[int]:
@@ -311,8 +372,23 @@ def select_items(store: Store, collection: str | None, item_ids: Sequence[int] |
     return list(_all_item_ids(store))
 
 
-def _source_meta(store: Store) -> dict[str, str]:
-    return store.all_meta()
+@dataclass(frozen=True)
+class _Choice:
+    """What the caller chose: the preference rules, and the filters as they were applied."""
+
+    source: PreferenceSource
+    fallback_reference: bool
+    include_discarded: bool
+    only: str | None
+    filters: dict[str, Any]
+
+    def preference_record(self) -> dict[str, Any]:
+        return {
+            "source": str(self.source),
+            "description": self.source.describe(self.fallback_reference),
+            "fallback_reference": self.fallback_reference,
+            "include_discarded": self.include_discarded,
+        }
 
 
 def export_project(
@@ -320,16 +396,22 @@ def export_project(
     out_dir: str | Path,
     fmt: str,
     *,
+    source: str | PreferenceSource = "human",
+    fallback_reference: bool = False,
+    include_discarded: bool = False,
     collection: str | None = None,
     only: str | None = None,
     item_ids: Sequence[int] | None = None,
+    table_filter: dict | None = None,
     force: bool = False,
-    filters_description: dict | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> ExportResult:
     """Export a project's items as ``fmt`` into ``out_dir`` (see the module docstring).
 
-    Raises ``ValueError`` for an unknown format, ``only`` value or collection,
+    ``item_ids`` limits the export to those items; ``table_filter`` describes the table
+    filter that selected them (:func:`describe_table_filter`) and is recorded with them.
+    Raises ``ValueError`` for an unknown format, source, annotator, ``only`` value or
+    collection, or a ``table_filter`` without the ``item_ids`` it selected;
     ``FileExistsError`` when ``out_dir`` is not empty and ``force`` is false, and
     :class:`ExportError` when the export cannot be written (what it wrote is removed).
     ``progress(done, total)`` is called after each item.
@@ -338,15 +420,32 @@ def export_project(
         export_format: ExportFormat = EXPORT_FORMATS[fmt]
     except KeyError:
         raise ValueError(f"unknown export format {fmt!r}; known: {', '.join(sorted(EXPORT_FORMATS))}") from None
+    chosen = PreferenceSource.parse(source)
+    if chosen.kind == "annotator" and store.find_annotator(chosen.annotator or "") is None:
+        raise ValueError(
+            f"no annotator named {chosen.annotator!r}; annotators: {', '.join(store.annotators()) or 'none'}"
+        )
     if only is not None and only not in ONLY_CHOICES:
         raise ValueError(f"only must be one of {', '.join(ONLY_CHOICES)} (or None), got {only!r}")
+    if table_filter is not None and item_ids is None:
+        raise ValueError("a table filter is recorded with the item ids it selected: pass item_ids too")
     ids = select_items(store, collection, item_ids)
+    filters: dict[str, Any] = {}
+    if collection is not None:
+        filters["collection"] = collection
+    if only is not None:
+        filters["only"] = only
+    if item_ids is not None:
+        n = len(set(item_ids))
+        if table_filter is not None:
+            filters["table"] = {"filter": table_filter, "items": n}
+        else:
+            filters["item_ids"] = n
+    choice = _Choice(chosen, fallback_reference, include_discarded, only, filters)
     out_dir = Path(out_dir)
     output = prepare_folder(out_dir, force)
     try:
-        result = _write_export(
-            store, out_dir, fmt, export_format, ids, output, collection, only, item_ids, filters_description, progress
-        )
+        result = _write_export(store, out_dir, fmt, export_format, ids, output, choice, progress)
     except BaseException as exc:
         output.undo()
         cause = exc.error if isinstance(exc, WriteFailed) else exc
@@ -364,26 +463,27 @@ def _write_export(
     export_format: ExportFormat,
     ids: list[int],
     output: Output,
-    collection: str | None,
-    only: str | None,
-    item_ids: Sequence[int] | None,
-    filters_description: dict | None,
+    choice: _Choice,
     progress: Callable[[int, int], None] | None,
 ) -> ExportResult:
-    result = ExportResult(out_dir=out_dir, format=fmt, n_items=0)
+    description = choice.source.describe(choice.fallback_reference)
+    result = ExportResult(out_dir, fmt, 0, source=str(choice.source), source_description=description)
     copier = MediaCopier(out_dir, store.path.parent, keep_paths=export_format.keep_media_paths, output=output)
     sources: Counter = Counter()
+    rows: list[dict[str, Any]] = []
     missing_media = 0
     writer = _AtomicWriter(out_dir / export_format.filename, output)
     try:
         for done, item_id in enumerate(ids, start=1):
-            entry = _export_item(store, item_id, only, export_format, copier, result)
+            entry = _export_item(store, item_id, choice, export_format, copier, result)
             if entry is not None:
-                writer.write(_dump_row(export_format.row(entry)))
+                writer.write(dump_row(export_format.row(entry)))
                 result.n_items += 1
                 category = entry.item.category
                 result.per_category[category] = result.per_category.get(category, 0) + 1
                 sources[entry.preference.source] += 1
+                pref = entry.preference
+                rows.append({"id": entry.item.dataset_id, "source": pref.source, "annotators": list(pref.annotators)})
                 missing_media += sum(1 for m in entry.media if m.path is None)
             if progress is not None:
                 progress(done, len(ids))
@@ -392,9 +492,11 @@ def _write_export(
         writer.discard()
         raise
     files.update(sorted(copier.files.items()))
+    result.per_source = dict(sorted(sources.items()))
+    by_reason = result.skipped_by_reason()
 
     manifest = {
-        "pairscope_export": 1,
+        "pairscope_export": 2,
         "format": fmt,
         "description": export_format.description,
         "data_file": export_format.filename,
@@ -403,25 +505,24 @@ def _write_export(
         "source": {
             "project": str(store.path.resolve()),
             "schema_version": store.schema_version,
-            "meta": _source_meta(store),
+            "meta": store.all_meta(),
         },
-        "filters": {
-            "collection": collection,
-            "only": only,
-            "item_ids": None if item_ids is None else len(set(item_ids)),
-            "description": filters_description,
-        },
+        "preference": choice.preference_record(),
+        "filters": choice.filters,
         "counts": {
+            "considered": len(ids),
             "items": result.n_items,
             "per_category": dict(sorted(result.per_category.items())),
-            "per_preference_source": dict(sorted(sources.items())),
+            "per_preference_source": result.per_source,
             "skipped": len(result.skipped),
-            "skipped_by_reason": dict(Counter(reason for _, reason in result.skipped).most_common()),
+            "skipped_by_reason": {reason: len(item_ids) for reason, item_ids in by_reason.items()},
             "media_files": len(copier.files),
             "missing_media": missing_media,
         },
         "skipped": [{"id": i, "reason": r} for i, r in result.skipped],
+        "skipped_ids_by_reason": by_reason,
         "warnings": [{"id": i, "message": m} for i, m in result.warnings],
+        "rows": rows,
         "reimport": export_format.reimport,
         "files": files,
     }
@@ -440,7 +541,7 @@ def _write_export(
 def _export_item(
     store: Store,
     item_id: int,
-    only: str | None,
+    choice: _Choice,
     export_format: ExportFormat,
     copier: MediaCopier,
     result: ExportResult,
@@ -452,11 +553,12 @@ def _export_item(
         result.skipped.append((f"#{item_id}", "no such item in the project"))
         return None
     labels, adjudication = current_labels(store, item_id)
-    resolved = resolve_preference(item, labels, adjudication, only)
-    if resolved[0] is None:
-        result.skipped.append((item.ext_id, resolved[1]))
+    why = None if choice.include_discarded else discarded_by(labels, adjudication)
+    why = why or only_rejects(choice.only, labels, adjudication)
+    if why is not None:
+        result.skipped.append((item.ext_id, why))
         return None
-    preference = resolved[0]
+    preference = resolve_preference(item, labels, adjudication, choice.source, choice.fallback_reference)
     entry = ExportItem(item, preference, labels, adjudication)
     why = export_format.rejects(entry)
     if why is not None:
@@ -471,13 +573,18 @@ def _export_item(
 
 __all__ = [
     "EXPORT_FORMATS",
+    "MEDIA_DIR",
     "ONLY_CHOICES",
+    "SOURCE_KINDS",
     "ExportError",
     "ExportItem",
     "ExportResult",
     "Preference",
-    "agreed_preference",
+    "PreferenceSource",
+    "consensus_preference",
     "current_labels",
+    "describe_table_filter",
+    "discarded_by",
     "export_project",
     "reference_preference",
     "resolve_preference",

@@ -22,7 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ..formats.media_refs import inside
+from ..formats.media_refs import check_file, inside
+from ..records import MediaRef
+from .export_formats import ExportedMedia
 
 MANIFEST = "manifest.json"
 MEDIA_DIR = "media"
@@ -31,6 +33,8 @@ _FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 _READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 _TMP_PREFIX = ".pairscope-tmp-"
 _TMP_RE = re.compile(re.escape(_TMP_PREFIX) + r"[0-9a-f]{32}")
+_SUFFIX_RE = re.compile(r"\.[a-z0-9]{1,8}")
+_CHUNK = 1 << 20
 
 
 class ExportError(OSError):
@@ -254,14 +258,101 @@ def prepare_folder(out_dir: Path, force: bool) -> Output:
         raise export_error(exc, out_dir) from exc
 
 
+def dump_row(row: dict[str, Any]) -> bytes:
+    """One JSONL line (UTF-8; a lone surrogate is escaped rather than written as invalid UTF-8)."""
+    try:
+        return (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(row) + "\n").encode("ascii")
+
+
+def _suffix(path: Path) -> str:
+    suffix = path.suffix.lower()
+    return suffix if _SUFFIX_RE.fullmatch(suffix) else ""
+
+
+class MediaCopier:
+    """Copies media into ``out_dir/media/<sha256><suffix>``, each distinct file once; with
+    ``keep_paths``, under the dataset's own relative path when it stays inside ``out_dir``
+    (VL-RewardBench's scripts read the subset from ``images/<subset>/…``). Only files whose
+    header says they are an image or a video of their kind are copied."""
+
+    def __init__(self, out_dir: Path, project_dir: Path, keep_paths: bool = False, output: Output | None = None):
+        self.out_dir = out_dir
+        self.dir = out_dir / MEDIA_DIR
+        self.project_dir = project_dir
+        self.keep_paths = keep_paths
+        self.output = output
+        self.files: dict[str, dict[str, Any]] = {}
+        self._by_source: dict[str, tuple[str, str]] = {}
+
+    def copy(self, ref: MediaRef) -> ExportedMedia:
+        if ref.path is None:
+            return ExportedMedia(ref.kind, ref.ref, None, None, ref.problem or f"{ref.kind} missing")
+        source = Path(ref.path)
+        if not source.is_absolute():  # stored relative to the project's folder
+            source = self.project_dir / source
+        key = os.path.abspath(source)
+        if key not in self._by_source:
+            why = check_file(source, ref.kind)
+            if why == "not found":
+                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} no longer at {source}")
+            if why is not None:
+                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} {source} {why}; not exported")
+            try:
+                self._by_source[key] = self._copy(source, self._kept(ref.ref))
+            except OSError as exc:  # reading the source; writing the export raises WriteFailed
+                return ExportedMedia(ref.kind, ref.ref, None, None, f"could not copy {source}: {exc}")
+        rel, digest = self._by_source[key]
+        return ExportedMedia(ref.kind, ref.ref, rel, digest, None)
+
+    def _kept(self, ref: str) -> str | None:
+        """The dataset's relative path to write a file under, or ``None`` (content-addressed)."""
+        if not self.keep_paths:
+            return None
+        target = inside(self.out_dir, ref)
+        if target is None or target.parent == self.out_dir:
+            return None  # outside, or beside the JSONL and the manifest
+        rel = target.relative_to(self.out_dir).as_posix()
+        return None if rel in self.files or rel.split("/")[0] == MEDIA_DIR else rel
+
+    def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str]:
+        with open(source, "rb") as fh:  # a source that cannot be read costs that file only
+            with writing():
+                folder = (self.out_dir / kept).parent if kept is not None else self.dir
+                if self.output is not None:
+                    self.output.mkdir(folder)
+                else:
+                    folder.mkdir(parents=True, exist_ok=True)
+                writer = AtomicWriter(self.out_dir / kept if kept is not None else self.dir / "pending", self.output)
+            try:
+                for block in iter(lambda: fh.read(_CHUNK), b""):
+                    with writing():
+                        writer.write(block)
+                digest = writer.digest.hexdigest()
+                rel = kept or f"{MEDIA_DIR}/{digest}{_suffix(source)}"
+                if rel in self.files:  # same bytes under another source path: one file
+                    writer.discard()
+                else:
+                    writer.target = self.out_dir / rel
+                    with writing():
+                        self.files[rel] = writer.commit()
+            except BaseException:
+                writer.discard()
+                raise
+        return rel, digest
+
+
 __all__ = [
     "JOURNAL",
     "MANIFEST",
     "MEDIA_DIR",
     "AtomicWriter",
     "ExportError",
+    "MediaCopier",
     "Output",
     "WriteFailed",
+    "dump_row",
     "export_error",
     "prepare_folder",
     "sweep",

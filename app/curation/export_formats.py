@@ -24,9 +24,12 @@ DECISIVE = ("prefer", "tie", "both_bad", "discard")
 class Preference:
     """The preference an export writes for one item, and where it came from.
 
-    ``source`` is ``"adjudication"``, ``"agreed"`` (every annotator's current label says
-    the same, at least two of them), ``"reference"`` (the dataset's own ranking) or
-    ``"none"`` (nothing decided). ``ranking`` holds response indices best first.
+    ``source`` is ``"adjudication"`` (the newest current adjudication), ``"consensus"``
+    (every annotator's current label that states a preference states the same one),
+    ``"annotator"`` (one named annotator's current label), ``"reference"`` (the dataset's
+    own ranking) or ``"none"`` (the chosen source gave none: ``missing`` says why, e.g.
+    ``"no human preference"``). ``annotators`` name whose labels decided it.
+    ``ranking`` holds response indices best first.
     """
 
     source: str
@@ -36,6 +39,7 @@ class Preference:
     error_tags: tuple[ErrorTag, ...] = ()
     discard_reasons: tuple[str, ...] = ()
     annotators: tuple[str, ...] = ()
+    missing: str | None = None
 
     @property
     def preferred(self) -> int | None:
@@ -97,8 +101,12 @@ def _needs_preference(x: ExportItem) -> str | None:
     pref = x.preference
     if pref.outcome == "prefer" and pref.ranking:
         return None
-    reasons = {"tie": "the preference is a tie", "both_bad": "both responses are bad"}
-    return reasons.get(pref.outcome or "", "no preference (no adjudication, agreement or reference ranking)")
+    if pref.source == "none":
+        return pref.missing or "no preference"
+    what = {"tie": "tie", "both_bad": "both responses bad", "discard": "discarded"}.get(
+        pref.outcome or "", "no ranking"
+    )
+    return f"{what} — the format needs a chosen/rejected pair"
 
 
 def _trl_rejects(x: ExportItem) -> str | None:
@@ -162,7 +170,8 @@ def vlrewardbench_row(x: ExportItem) -> dict[str, Any]:
 
 
 def trl_row(x: ExportItem) -> dict[str, Any]:
-    """A TRL preference row with plain strings: ``id, prompt, chosen, rejected, images``."""
+    """A TRL preference row with plain strings: ``id, prompt, chosen, rejected, images`` and
+    ``preference_source`` (where the preference came from; trainers ignore extra columns)."""
     item = x.item
     chosen = x.preference.preferred
     assert chosen is not None, "_trl_rejects turns away items without a preferred response"
@@ -173,6 +182,7 @@ def trl_row(x: ExportItem) -> dict[str, Any]:
         "chosen": texts[chosen],
         "rejected": texts[1 - chosen],
         "images": x.media_paths("image"),
+        "preference_source": x.preference.source,
     }
 
 
@@ -237,6 +247,7 @@ def jsonl_row(x: ExportItem) -> dict[str, Any]:
             "error_types": [_tag_dict(t) for t in pref.error_tags],
             "discard_reasons": list(pref.discard_reasons),
             "annotators": list(pref.annotators),
+            "missing": pref.missing,
         },
         "labels": [label_dict(x.labels[name]) for name in sorted(x.labels)],
         "adjudication": label_dict(x.adjudication) if x.adjudication is not None else None,

@@ -1,5 +1,9 @@
 """File → Export: the curated-set export from the window (the same function as the CLI),
-run in the background with a progress bar; Cancel stops it."""
+run in the background with a progress bar; Cancel stops it.
+
+The dialog names the preference source (chosen explicitly, the human decision by default),
+says in words what will be exported, and after the export shows every skip reason with
+its items; only the filters that select the items are passed on (and so recorded)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import traceback
 from pathlib import Path
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -16,6 +21,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QMainWindow,
     QMessageBox,
+    QPlainTextEdit,
     QProgressBar,
     QToolButton,
     QWidget,
@@ -23,13 +29,37 @@ from PySide6.QtWidgets import (
 
 from pairscope.widgets.plain_text import inert_html, plain_label
 
-from ..curation.export import ExportResult, export_project
+from ..curation.export import ExportResult, PreferenceSource, describe_table_filter, export_project
 from . import tasks
 from .controller import AnnotationController
 from .tasks import BackgroundOp, Task
 
 SCOPES = {"Items shown in the table": "filtered", "Every item": "all"}
 ONLY = {"Every exportable item": None, "Adjudicated items only": "adjudicated", "Agreed or adjudicated": "agreed"}
+HUMAN = "The human decision (adjudication, else the annotators' consensus)"
+SOURCES = {HUMAN: "human", "Adjudication": "adjudicated", "Annotators' consensus": "consensus"}
+REFERENCE = "Dataset reference"
+MAX_IDS = 20  # per reason on screen; the manifest lists them all
+
+
+def result_summary(result: ExportResult) -> str:
+    """What the export did, in words: count and place, the source, every skip reason with its items."""
+    items = "item" if result.n_items == 1 else "items"
+    lines = [
+        f"Exported {result.n_items} {items} to {result.out_dir} ({result.format}).",
+        f"Preference: {result.source_description}.",
+        f"Per preference source: {result.sources_text()}.",
+    ]
+    if result.skipped:
+        lines.append(f"Skipped {len(result.skipped)}:")
+        lines += [f"  {line}" for line in result.skip_lines(MAX_IDS)]
+    else:
+        lines.append("Skipped none.")
+    if result.warnings:
+        lines.append(f"{len(result.warnings)} warnings:")
+        lines += [f"  {item}: {message}" for item, message in result.warnings[:MAX_IDS]]
+    lines.append(f"Everything is listed in {result.manifest_path}.")
+    return "\n".join(lines)
 
 
 class ExportDialog(QDialog):
@@ -37,12 +67,23 @@ class ExportDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Export a curated set")
         self.controller = controller
+        store = controller.store
         self.format = QComboBox()
         self.format.addItems(["vlrewardbench", "trl", "jsonl"])
         self.scope = QComboBox()
         self.scope.addItems(list(SCOPES))
-        for name in controller.store.collections():
+        for name in store.collections():
             self.scope.addItem(f"Collection: {name}", name)
+        self.source = QComboBox()
+        for text, value in SOURCES.items():
+            self.source.addItem(text, value)
+        for name in store.annotators():
+            if store.labeled_count(name):
+                self.source.addItem(f"One annotator: {name}", f"annotator:{name}")
+        self.source.addItem(REFERENCE, "reference")
+        self.fallback = QCheckBox("Where the source gives no preference, use the dataset's reference")
+        self.include_discarded = QCheckBox("Include items a human discarded")
+        self.explain = plain_label(word_wrap=True)
         self.only = QComboBox()
         self.only.addItems(list(ONLY))
         self.folder = QLineEdit(placeholderText="an empty folder")
@@ -55,17 +96,29 @@ class ExportDialog(QDialog):
         self.progress = QProgressBar(textVisible=True)
         self.progress.hide()
         self.status = plain_label(word_wrap=True)  # quotes paths and error messages
+        self.details = QPlainTextEdit(readOnly=True)
+        self.details.setMinimumHeight(140)
+        self.details.hide()
         form = QFormLayout(self)
         form.addRow("Format", self.format)
         form.addRow("Items", self.scope)
+        form.addRow("Preference", self.source)
+        form.addRow("", self.fallback)
+        form.addRow("", self.include_discarded)
+        form.addRow(self.explain)
         form.addRow("Which", self.only)
         form.addRow("Folder", row)
         form.addRow(self.progress)
         form.addRow(self.status)
+        form.addRow(self.details)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
         self.buttons.accepted.connect(self.run)
         self.buttons.rejected.connect(self.reject)
         form.addRow(self.buttons)
+        for signal in (self.source.currentIndexChanged, self.fallback.toggled, self.include_discarded.toggled):
+            signal.connect(self._explain)
+        self._explain()
         self.result_text = ""
         self._op: BackgroundOp | None = None
 
@@ -73,6 +126,21 @@ class ExportDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, "Export into")
         if folder:
             self.folder.setText(folder)
+
+    def chosen_source(self) -> PreferenceSource:
+        return PreferenceSource.parse(self.source.currentData())
+
+    def _explain(self, *_args) -> None:
+        """Say, before anything runs, which preference goes out and what is left out."""
+        source = self.chosen_source()
+        self.fallback.setEnabled(source.kind != "reference")
+        fallback = self.fallback.isChecked() and source.kind != "reference"
+        discarded = (
+            "Items a human discarded are included."
+            if self.include_discarded.isChecked()
+            else "Items a human discarded are left out."
+        )
+        self.explain.setText(f"Exports {source.describe(fallback)}. {discarded}")
 
     @property
     def running(self) -> bool:
@@ -95,13 +163,17 @@ class ExportDialog(QDialog):
             force = True
         scope = self.scope.currentText()
         collection = self.scope.currentData() if scope.startswith("Collection: ") else None
-        filtered = SCOPES.get(scope) == "filtered"
         controller, fmt, only = self.controller, self.format.currentText(), ONLY[self.only.currentText()]
-        description = {"table": repr(controller.filter)}
+        source = self.chosen_source()
+        fallback = self.fallback.isChecked() and source.kind != "reference"
+        include_discarded = self.include_discarded.isChecked()
+        # The table's filter is passed (and recorded) only when it selects the items: not for
+        # "Every item" or a collection, and not when the table shows every item.
+        table = describe_table_filter(controller.filter) if SCOPES.get(scope) == "filtered" else {}
 
         def export(task: Task) -> ExportResult:
             # The dialog is window-modal: the table's filter cannot change while this runs.
-            item_ids = [r.summary.id for r in controller.page(0, controller.row_count())] if filtered else None
+            item_ids = [r.summary.id for r in controller.page(0, controller.row_count())] if table else None
             task.check()
 
             def step(done: int, total: int) -> None:
@@ -112,16 +184,20 @@ class ExportDialog(QDialog):
                 controller.store,
                 out,
                 fmt,
+                source=source,
+                fallback_reference=fallback,
+                include_discarded=include_discarded,
                 collection=collection,
                 only=only,
                 item_ids=item_ids,
+                table_filter=table or None,
                 force=force,
-                filters_description=description,
                 progress=step,
             )
 
         self._set_running(True)
         self.status.setText("")
+        self.details.hide()
         self._op = (
             BackgroundOp(self, export, title="Export")
             .with_progress("Exporting", bar=self.progress)
@@ -142,19 +218,24 @@ class ExportDialog(QDialog):
 
     def _set_running(self, running: bool) -> None:
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not running)
-        for widget in (self.format, self.scope, self.only, self.folder):
+        widgets = (self.format, self.scope, self.source, self.include_discarded, self.only, self.folder)
+        for widget in widgets:
             widget.setEnabled(not running)
+        self.fallback.setEnabled(not running and self.chosen_source().kind != "reference")
 
     def _done(self, result: ExportResult) -> None:
+        """The result stays on screen: what went out, from which source, and every skip with its reason."""
         self._set_running(False)
-        self.result_text = (
-            f"Exported {result.n_items} items to {result.out_dir}"
-            f" ({len(result.skipped)} skipped, {len(result.warnings)} warnings)."
-        )
+        self.result_text = result_summary(result)
+        first = self.result_text.splitlines()[0]
+        skipped = f" {len(result.skipped)} skipped (reasons below)." if result.skipped else ""
+        self.status.setText(first + skipped)
+        self.details.setPlainText(self.result_text)
+        self.details.show()
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Close")
         window = self.parent()
         if isinstance(window, QMainWindow):
-            window.statusBar().showMessage(self.result_text, 15000)
-        self.accept()
+            window.statusBar().showMessage(f"{first}{skipped}", 15000)
 
     def _failed(self, exc: BaseException) -> None:
         self._set_running(False)
@@ -166,4 +247,4 @@ class ExportDialog(QDialog):
         self.status.setText("Export cancelled: no data file or manifest was written.")
 
 
-__all__ = ["ExportDialog"]
+__all__ = ["ExportDialog", "result_summary"]
