@@ -119,9 +119,9 @@ def test_statistics_view_shows_figures_and_exports(qtbot, project, tmp_path):
         qtbot.addWidget(view)
         view.show()
         qtbot.waitUntil(lambda: view.report is not None, timeout=20000)
-        assert view.tabs.count() == 5
+        assert view.tabs.count() == 6  # Overview, Judge runs, Categories, Annotators, Figures, Report text
         assert "Cohen's kappa" in view.summary.toPlainText()
-        chart = view.tabs.widget(1)
+        chart = view.charts["judge_per_category"]
         for fmt in ("png", "svg", "pdf"):
             chart.save(str(tmp_path / f"chart.{fmt}"))
             assert (tmp_path / f"chart.{fmt}").stat().st_size > 500

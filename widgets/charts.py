@@ -25,6 +25,7 @@ class ChartView(QWidget):
         self.figure = figure
         self.name = name
         self.canvas = FigureCanvasQTAgg(figure)
+        self.canvas.setMinimumSize(240, 180)  # the figure scales to the room it gets
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         for fmt in EXPORT_FORMATS:

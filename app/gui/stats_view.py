@@ -1,5 +1,7 @@
-"""The Statistics view: the report (and its figures) computed in the background, a text
-summary, and one tab per figure (each exportable), plus a one-click report folder."""
+"""The Statistics dashboard: the report, its tables (``app/stats/dashboard.py``) and its figures
+computed on the background executor, shown as tabs — Overview, Judge runs, Categories,
+Annotators, Figures (each exportable) and the report as text — plus a one-click report folder.
+Where data is missing a tab says what is missing instead of showing an empty grid or plot."""
 
 from __future__ import annotations
 
@@ -8,29 +10,78 @@ from pathlib import Path
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QTabWidget,
     QVBoxLayout,
+    QWidget,
 )
 
 from pairscope.widgets.charts import ChartView
 from pairscope.widgets.plain_text import plain_label
+from pairscope.widgets.stat_tables import StatSection, empty_state
 
-from ..stats.report import compute_stats, summary_text, write_report
+from ..stats.dashboard import Dashboard, Table, build_dashboard, compute_dashboard
+from ..stats.report import summary_text, write_report
 from ..store import Store
 from .tasks import BackgroundOp, Task, error_message
 
+#: The tabs, in order.
+TABS = ("Overview", "Judge runs", "Categories", "Annotators", "Figures", "Report text")
+#: The figure shown under a tab's tables (a copy of the one in Figures), when it has data.
+INLINE = {"Overview": "judge_accuracy", "Categories": "judge_per_category", "Annotators": "annotator_accuracy"}
+CHART_MIN_HEIGHT = 300
 
-def _compute(store: Store, task: Task) -> tuple[dict, dict]:
-    """The report and its figures (matplotlib figures draw without a screen)."""
+
+def _draw(report: dict, dashboard: Dashboard) -> tuple[dict, dict]:
+    """Every drawable figure, and a second copy of each tab's inline figure (a figure lives in
+    one canvas). matplotlib's Agg draws without a screen, so this runs off the GUI thread."""
     from ..stats.plots import FIGURES
 
-    report = compute_stats(store)
+    drawable = {e.name for e in dashboard.figures if not e.empty}
+    figures = {name: FIGURES[name](report) for name in FIGURES if name in drawable}
+    inline = {tab: FIGURES[name](report) for tab, name in INLINE.items() if name in drawable}
+    return figures, inline
+
+
+def _compute(store: Store, task: Task) -> tuple[dict, dict, Dashboard, dict]:
+    """The report, the dashboard tables and the figures."""
+    report, dashboard = compute_dashboard(store)
     task.check()
-    return report, {name: draw(report) for name, draw in FIGURES.items()}
+    figures, inline = _draw(report, dashboard)
+    return report, figures, dashboard, inline
+
+
+def _section(table: Table) -> StatSection:
+    return StatSection(table.title, table.columns, table.rows, table.empty, table.note)
+
+
+class _Page(QScrollArea):
+    """A tab's scrollable column of sections."""
+
+    def __init__(self, placeholder: str = "Computing…"):
+        super().__init__()
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.fill([plain_label(placeholder)])
+
+    def fill(self, widgets: list[QWidget], chart: QWidget | None = None) -> None:
+        """Sections top to bottom; ``chart`` (if any) takes the room left below them."""
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(12, 8, 12, 8)
+        for widget in widgets:
+            layout.addWidget(widget)
+        if chart is not None:
+            chart.setMinimumHeight(CHART_MIN_HEIGHT)
+            layout.addWidget(chart, 1)
+        else:
+            layout.addStretch(1)
+        self.setWidget(body)
 
 
 class StatsView(QDialog):
@@ -39,16 +90,29 @@ class StatsView(QDialog):
     def __init__(self, store: Store, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Statistics")
-        self.resize(1000, 760)
+        self.resize(1200, 800)
         self.store = store
         self.report: dict | None = None
+        self.dashboard: Dashboard | None = None
+        self.sections: dict[str, StatSection] = {}
+        self.charts: dict[str, ChartView] = {}
+        self.figure_empty: dict[str, str] = {}
+        self.inline_charts: dict[str, ChartView] = {}
         self.status = plain_label("Computing…")  # quotes paths and error messages
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(240)
         self.tabs = QTabWidget()
+        self.pages = {name: _Page() for name in TABS[:4]}
+        for name, page in self.pages.items():
+            self.tabs.addTab(page, name)
+        self.figure_tabs = QTabWidget()
+        self.figure_tabs.setDocumentMode(True)
+        self.tabs.addTab(self.figure_tabs, "Figures")
         self.summary = QPlainTextEdit(readOnly=True)
-        self.tabs.addTab(self.summary, "Summary")
+        self.summary.setPlaceholderText("Computing…")
+        self.tabs.addTab(self.summary, "Report text")
         self.export = QPushButton("Write report folder…")
+        self.export.setToolTip("report.md, stats.json and every figure as PNG")
         self.export.setEnabled(False)
         self.export.clicked.connect(self._write_report)
         bottom = QHBoxLayout()
@@ -66,18 +130,59 @@ class StatsView(QDialog):
             .run()
         )
 
-    def show_report(self, report: dict, figures: dict | None = None) -> None:
-        """Show a computed report (figures drawn here when not given)."""
+    def show_report(
+        self,
+        report: dict,
+        figures: dict | None = None,
+        dashboard: Dashboard | None = None,
+        inline: dict | None = None,
+    ) -> None:
+        """Show a computed report (tables without label counts, and figures, built here when
+        not given)."""
+        if dashboard is None:
+            dashboard = build_dashboard(report)
         if figures is None:
-            from ..stats.plots import FIGURES
-
-            figures = {name: draw(report) for name, draw in FIGURES.items()}
-        self.report = report
+            figures, inline = _draw(report, dashboard)
+        inline = inline or {}
+        self.report, self.dashboard = report, dashboard
+        d = dashboard
+        self.sections = {
+            "overview": _section(d.overview),
+            "judge_runs": _section(d.judge_runs),
+            "judge_vs_annotators": _section(d.judge_vs_annotators),
+            "categories": _section(d.categories),
+            "annotators": _section(d.annotators),
+            "annotator_pairs": _section(d.annotator_pairs),
+        }
+        s = self.sections
+        overview: list[QWidget] = []
+        if d.missing:
+            overview.append(empty_state("Not shown yet:\n" + "\n".join(f"• {m}" for m in d.missing)))
+        self.inline_charts = {tab: ChartView(figure, INLINE[tab]) for tab, figure in inline.items()}
+        charts = self.inline_charts
+        self.pages["Overview"].fill([*overview, s["overview"]], charts.get("Overview"))
+        self.pages["Judge runs"].fill([s["judge_runs"], s["judge_vs_annotators"]])
+        self.pages["Categories"].fill([s["categories"]], charts.get("Categories"))
+        self.pages["Annotators"].fill([s["annotators"], s["annotator_pairs"]], charts.get("Annotators"))
+        self.figure_tabs.clear()
+        self.charts, self.figure_empty = {}, {}
+        for entry in d.figures:
+            if entry.empty or entry.name not in figures:
+                self.figure_empty[entry.name] = entry.empty
+                page = _Page()
+                page.fill([empty_state(entry.empty or "Nothing to draw.")])
+                self.figure_tabs.addTab(page, entry.title)
+            else:
+                chart = ChartView(figures[entry.name], entry.name)
+                self.charts[entry.name] = chart
+                self.figure_tabs.addTab(chart, entry.title)
         self.summary.setPlainText(summary_text(report))
-        for name, figure in figures.items():
-            self.tabs.addTab(ChartView(figure, name), name.replace("_", " "))
         runs = len(report["judges"])
-        self.status.setText(f"{report['items']} items, {runs} judge run{'' if runs == 1 else 's'}")
+        annotators = len(report.get("annotator_accuracy") or {})
+        self.status.setText(
+            f"{report['items']} items, {annotators} annotator{'' if annotators == 1 else 's'} with labels,"
+            f" {runs} judge run{'' if runs == 1 else 's'}"
+        )
         self.export.setEnabled(True)
 
     def _write_report(self) -> None:

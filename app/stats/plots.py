@@ -23,6 +23,9 @@ def length_histogram(report: dict[str, Any]):
     fig, ax = _figure()
     hist = report["length"]["diff_hist"]
     counts, edges = hist.get("counts") or [], hist.get("edges") or []
+    if not hist.get("n"):
+        _empty(ax, "No reference pairs to measure")
+        return fig
     if counts:
         widths = [b - a for a, b in zip(edges, edges[1:])]
         ax.bar(edges[:-1], counts, width=widths, align="edge", color="#4c8bf5", edgecolor="white")
@@ -33,52 +36,161 @@ def length_histogram(report: dict[str, Any]):
     return fig
 
 
+def _errors(values: list[float], cis: list[Any]) -> list[list[float]]:
+    """Error-bar lengths below and above each value from ``[low, high]`` intervals (NaN where
+    the value or its interval is undefined: no bar drawn)."""
+    nan = float("nan")
+    low = [v - c[0] if c and v == v else nan for v, c in zip(values, cis)]
+    high = [c[1] - v if c and v == v else nan for v, c in zip(values, cis)]
+    return [low, high]
+
+
+def _value(x: float | None) -> float:
+    return float("nan") if x is None else float(x)
+
+
+def _top_legend(ax, entries: int) -> None:
+    """Accuracy axes 0–1 with the legend in a band above 1, clear of the bars and their
+    error bars."""
+    ax.set_ylim(0, 1.22)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.legend(fontsize="small", loc="upper center", ncols=min(entries, 3), frameon=False)
+
+
+def _empty(ax, message: str) -> None:
+    """Say in the figure itself that there is nothing to draw (the report folder's PNGs)."""
+    ax.set_axis_off()
+    ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=11, color="#555")
+
+
 def category_accuracy(report: dict[str, Any]):
     """Accuracy per category for every judge run (official vote, undecided excluded), with the
-    95 % Wilson interval as error bars."""
+    95 % Wilson interval as error bars; a category without a decided item has no bar."""
     fig, ax = _figure()
     runs = {k: r for k, r in (report.get("judges") or {}).items() if r.get("per_category")}
+    if not runs:
+        _empty(ax, "No judge run with preference verdicts yet")
+        return fig
     categories = sorted({c for r in runs.values() for c in (r.get("per_category") or {})})
     width = 0.8 / max(len(runs), 1)
     for n, (run_id, metrics) in enumerate(runs.items()):
         per = metrics.get("per_category") or {}
-        values = [(per.get(c) or {}).get("accuracy") or 0.0 for c in categories]
-        cis = [(per.get(c) or {}).get("ci") or [v, v] for c, v in zip(categories, values)]
-        errors = [[v - lo for v, (lo, _) in zip(values, cis)], [hi - v for v, (_, hi) in zip(values, cis)]]
+        values = [_value((per.get(c) or {}).get("accuracy")) for c in categories]
+        cis = [(per.get(c) or {}).get("ci") for c in categories]
         xs = [i + n * width for i in range(len(categories))]
         ax.bar(
             xs,
             values,
             width=width,
-            yerr=errors,
+            yerr=_errors(values, cis),
             capsize=3,
             ecolor="#333",
             label=f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)",
         )
-    ax.set_xticks([i + width * (len(runs) - 1) / 2 for i in range(len(categories))], categories)
-    ax.set_ylim(0, 1)
+    ax.set_xticks(
+        [i + width * (len(runs) - 1) / 2 for i in range(len(categories))],
+        categories,
+        rotation=20 if len(categories) > 3 else 0,
+        ha="right" if len(categories) > 3 else "center",
+    )
+    _top_legend(ax, len(runs))
     ax.set_ylabel("accuracy (undecided excluded)")
     ax.set_title("Judge accuracy per category (error bars: 95% Wilson CI)")
-    if runs:
-        ax.legend(fontsize="small")
+    return fig
+
+
+def judge_accuracy(report: dict[str, Any]):
+    """Each run's overall accuracy under both vote conventions (undecided excluded), with the
+    95 % Wilson interval as error bars and n = decided items under each bar."""
+    fig, ax = _figure()
+    runs = {k: r for k, r in (report.get("judges") or {}).items() if r.get("official") is not None}
+    if not runs:
+        _empty(ax, "No judge run with preference verdicts yet")
+        return fig
+    width = 0.3
+    for n, (convention, color) in enumerate((("official", "#4c8bf5"), ("plurality", "#f5a04c"))):
+        blocks = [runs[k].get(convention) or {} for k in runs]
+        values = [_value(b.get("overall")) for b in blocks]
+        xs = [i + (n - 0.5) * width for i in range(len(runs))]
+        ax.bar(
+            xs,
+            values,
+            width=width,
+            color=color,
+            yerr=_errors(values, [b.get("overall_ci") for b in blocks]),
+            capsize=4,
+            ecolor="#333",
+            label=f"{convention} vote",
+        )
+        for x, b in zip(xs, blocks):
+            ax.text(x, 0.02, f"n={b.get('decided', 0)}", ha="center", va="bottom", fontsize=8, color="white")
+    ax.axhline(0.5, color="#999", linewidth=1, linestyle=":")
+    names = [f"run {k}\n{r.get('mode')}, K={r.get('k')}" for k, r in runs.items()]
+    ax.set_xticks(range(len(runs)), names)
+    ax.set_xlim(-0.75, len(runs) - 0.25)
+    _top_legend(ax, 2)
+    ax.set_ylabel("accuracy (undecided excluded)")
+    ax.set_title("Judge accuracy per run (error bars: 95% Wilson CI)")
+    return fig
+
+
+def annotator_accuracy(report: dict[str, Any]):
+    """Each annotator's agreement with the dataset's reference, tie labels counted wrong and
+    left out, with the 95 % Wilson interval as error bars."""
+    fig, ax = _figure()
+    accuracy = {k: a for k, a in (report.get("annotator_accuracy") or {}).items() if a["with_ties"]["n"]}
+    if not accuracy:
+        _empty(ax, "No annotator labels on items with a reference")
+        return fig
+    width = 0.3
+    for n, (key, label, color) in enumerate(
+        (("with_ties", "ties counted wrong", "#6a9f58"), ("without_ties", "ties left out", "#b0cfa5"))
+    ):
+        blocks = [a[key] for a in accuracy.values()]
+        values = [_value(b.get("accuracy")) for b in blocks]
+        xs = [i + (n - 0.5) * width for i in range(len(accuracy))]
+        ax.bar(
+            xs,
+            values,
+            width=width,
+            color=color,
+            yerr=_errors(values, [b.get("ci") for b in blocks]),
+            capsize=4,
+            ecolor="#333",
+            label=label,
+        )
+    ax.set_xticks(range(len(accuracy)), list(accuracy))
+    ax.set_xlim(-0.75, len(accuracy) - 0.25)
+    _top_legend(ax, 2)
+    ax.set_ylabel("share matching the reference")
+    ax.set_title("Annotators vs the dataset reference (error bars: 95% Wilson CI)")
     return fig
 
 
 def k_curve(report: dict[str, Any]):
     """Accuracy of the vote over the first K samples, per run and convention."""
     fig, ax = _figure()
+    drawn, all_ks = False, set()
     for run_id, metrics in (report.get("judges") or {}).items():
         for convention, style in (("official", "-"), ("plurality", "--")):
             curve = (metrics.get(convention) or {}).get("k_curve") or {}
             ks = sorted(int(k) for k in curve)
             ys = [curve[str(k)] for k in ks]
             if ks:
+                ys = [float("nan") if y is None else y for y in ys]
                 ax.plot(ks, ys, marker="o", linestyle=style, label=f"run {run_id} ({convention})")
+                drawn = True
+                all_ks.update(ks)
+    if not drawn:
+        _empty(ax, "No judge run with preference verdicts yet")
+        return fig
     ax.set_xlabel("K (samples voted: official = more than K/2, plurality = most named)")
-    ax.set_ylabel("accuracy")
+    ax.set_xticks(sorted(all_ks))
+    ax.set_xlim(min(all_ks) - 0.5, max(all_ks) + 0.5)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("accuracy (undecided excluded)")
     ax.set_title("Accuracy vs K")
-    if report.get("judges"):
-        ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="lower right")
     return fig
 
 
@@ -90,6 +202,9 @@ def kappa_matrix(report: dict[str, Any]):
     pairs = agreement.get("cohen_pairs") or {}
     import numpy as np
 
+    if len(names) < 2 or not any(v is not None for v in pairs.values()):
+        _empty(ax, "Needs two annotators on shared items")
+        return fig
     matrix = np.full((len(names), len(names)), np.nan)
     for i, a in enumerate(names):
         matrix[i, i] = 1.0
@@ -103,7 +218,9 @@ def kappa_matrix(report: dict[str, Any]):
     for i in range(len(names)):
         for j in range(len(names)):
             if not np.isnan(matrix[i, j]):
-                ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=9)
+                dark = abs(matrix[i, j]) > 0.5
+                color = "white" if dark else "black"
+                ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=10, color=color)
     fig.colorbar(image, ax=ax, shrink=0.8)
     ax.set_title("Cohen's kappa between annotators")
     return fig
@@ -112,7 +229,9 @@ def kappa_matrix(report: dict[str, Any]):
 #: Every figure of the statistics view and report, by file name.
 FIGURES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "length_bias": length_histogram,
+    "judge_accuracy": judge_accuracy,
     "judge_per_category": category_accuracy,
     "k_curve": k_curve,
+    "annotator_accuracy": annotator_accuracy,
     "annotator_kappa": kappa_matrix,
 }
