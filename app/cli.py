@@ -34,7 +34,19 @@ if TYPE_CHECKING:
 #: The exit code of an internal error (sysexits.h EX_SOFTWARE), never of bad input (1).
 EXIT_INTERNAL = 70
 
-SUBCOMMANDS = ("import", "info", "demo", "judge", "import-verdicts", "reparse", "stats", "export", "pack", "merge")
+SUBCOMMANDS = (
+    "import",
+    "info",
+    "demo",
+    "judge",
+    "import-verdicts",
+    "reparse",
+    "stats",
+    "export",
+    "pack",
+    "merge",
+    "schema",
+)
 
 
 def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -45,6 +57,22 @@ def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
             raise argparse.ArgumentTypeError(f"--map expects FIELD=KEY, got {pair!r}")
         mapping[field.strip()] = key.strip()
     return mapping
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """``--help`` names every option's default (where it has one the help does not already say)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" not in text
+            and "default" not in text
+            and default not in (None, False, argparse.SUPPRESS)
+            and action.option_strings
+        ):
+            text += " (default: %(default)s)"
+        return text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,10 +102,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="create a project from the bundled demo dataset")
     p.add_argument("path", type=Path, help="project file to create")
 
-    p = sub.add_parser("judge", help="run a local judge model over a project (resumable)")
+    p = sub.add_parser("judge", help="run a judge model (local, or behind an endpoint) over a project (resumable)")
     p.add_argument("--db", type=Path, required=True)
-    p.add_argument("--model", required=True, help="model folder (transformers) or endpoint")
-    p.add_argument("--backend", default="transformers", help="judge backend (default: transformers)")
+    p.add_argument("--model", required=True, help="model folder (transformers) or served model name (openai)")
+    p.add_argument(
+        "--backend",
+        default="transformers",
+        help="transformers: a local model folder; openai: any OpenAI-compatible endpoint (default: transformers)",
+    )
+    p.add_argument("--endpoint", help="openai backend: the server's URL, e.g. http://localhost:8000/v1")
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
+        help="openai backend: the NAME of the environment variable holding the API key (the key is never stored)",
+    )
+    p.add_argument("--concurrency", type=int, default=8, help="openai backend: requests in flight (default 8)")
+    p.add_argument("--timeout", type=float, default=120.0, help="openai backend: seconds per request (default 120)")
+    p.add_argument(
+        "--retries", type=int, default=4, help="openai backend: retries on 429/5xx/timeouts/dropped connections"
+    )
     p.add_argument("--mode", choices=tuple(MODES), default="pairwise")
     p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
     p.add_argument(
@@ -125,8 +168,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", type=Path, required=True)
     p.add_argument("--format", required=True, choices=("vlrewardbench", "trl", "jsonl"))
     p.add_argument("--out", type=Path, required=True, help="output folder (must be empty unless --force)")
+    p.add_argument(
+        "--source",
+        default="human",
+        metavar="SOURCE",
+        help="where each preference comes from: human (default: the adjudication, else the preference all"
+        " annotators' labels share), adjudicated, consensus, annotator:NAME, reference (the dataset's)",
+    )
+    p.add_argument(
+        "--fallback-reference",
+        action="store_true",
+        help="where the source gives no preference, export the dataset's reference (never over a disagreement)",
+    )
+    p.add_argument("--include-discarded", action="store_true", help="export items a human discarded too")
     p.add_argument("--collection", help="only this collection")
-    p.add_argument("--only", choices=("adjudicated", "agreed"), help="only adjudicated / agreed items")
+    p.add_argument("--only", choices=("adjudicated", "agreed"), help="only adjudicated / agreed (2+ annotators) items")
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
 
     p = sub.add_parser("pack", help="a self-contained project (items + media) for one annotator")
@@ -140,12 +196,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", type=Path, help="the project to merge into (created if missing)")
     p.add_argument("inputs", type=Path, nargs="+", help="annotators' projects")
     p.add_argument("--allow-unrelated", action="store_true", help="merge projects that share no items")
+
+    p = sub.add_parser("schema", help="the project's label schema (error types, discard reasons, strengths, keys)")
+    p.add_argument("--db", type=Path, required=True)
+    actions = p.add_subparsers(dest="schema_action", metavar="ACTION", required=True)
+    a = actions.add_parser("show", help="the schema labels are given under now, and every stored version")
+    a.add_argument("--version", type=int, dest="schema_version", help="a stored version instead of the newest")
+    a.add_argument("--json", action="store_true", help="print JSON")
+    a = actions.add_parser("set", help="store a schema file (TOML) as the project's new version")
+    a.add_argument("file", type=Path, help="schema file (TOML; see docs/ANNOTATION.md)")
+    a.add_argument("--guidelines", type=Path, metavar="MD", help="Markdown guidelines (default: the file's own)")
+    a.add_argument("--note", default="", help="why this version (kept with it)")
+    a = actions.add_parser("export", help="write the schema and its guidelines as a TOML file")
+    a.add_argument("--version", type=int, dest="schema_version", help="a stored version instead of the newest")
+    a.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    for command in sub.choices.values():
+        command.formatter_class = HelpFormatter
     return parser
 
 
 def build_gui_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pairscope",
+        formatter_class=HelpFormatter,
         description="Open the PairScope window. Commands: " + ", ".join(SUBCOMMANDS) + " (pairscope COMMAND -h).",
     )
     parser.add_argument("db", nargs="?", type=Path, help="project file (default: the last one, else the demo)")
@@ -212,13 +285,17 @@ def cmd_import(args) -> int:
 
 
 def cmd_info(args) -> int:
+    from .judge.runs import run_choices
+
     with Store.open(args.db, readonly=True) as store:
         if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
             print(f"note: {store.note}", file=sys.stderr)
         info = store.info()
         missing = store.missing_media()
+        runs = run_choices(store)
     if args.json:
         data = asdict(info)
+        data["runs"] = [run.as_dict() for run in runs]
         data["missing_media_items"] = [{"item": i, "ref": r, "problem": p} for i, r, p in missing]
         print(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
@@ -229,6 +306,10 @@ def cmd_info(args) -> int:
     )
     for category, count in info.categories.items():
         print(f"  {category}: {count}")
+    if runs:
+        print("judge runs (stats --run N, the window's run picker):")
+    for run in runs:
+        print(f"  {run.label()}")
     print(f"missing media: {info.missing_media}")
     shown = missing if args.missing else missing[:20]
     for item, ref, problem in shown:
@@ -303,17 +384,29 @@ def cmd_export(args) -> int:
             print(f"note: {store.note}", file=sys.stderr)
         try:
             result = export_project(
-                store, args.out, args.format, collection=args.collection, only=args.only, force=args.force
+                store,
+                args.out,
+                args.format,
+                source=args.source,
+                fallback_reference=args.fallback_reference,
+                include_discarded=args.include_discarded,
+                collection=args.collection,
+                only=args.only,
+                force=args.force,
             )
         except FileExistsError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
-    print(f"exported {result.n_items} items to {result.out_dir} ({result.format}); manifest: {result.manifest_path}")
-    reasons: dict[str, int] = {}
-    for _item, reason in result.skipped:
-        reasons[reason] = reasons.get(reason, 0) + 1
-    for reason, count in sorted(reasons.items()):
-        print(f"  skipped {count}: {reason}")
+    items = "item" if result.n_items == 1 else "items"
+    print(f"preference: {result.source_description}")
+    print(f"exported {result.n_items} {items} to {result.out_dir} ({result.format}); manifest: {result.manifest_path}")
+    print(f"  per preference source: {result.sources_text()}")
+    if result.skipped:
+        print(f"skipped {len(result.skipped)}:")
+    for line in result.skip_lines():  # every reason with its items (all of them in the manifest)
+        print(f"  {line}")
+    if any(reason.startswith("no human preference") for _item, reason in result.skipped):
+        print("  (--fallback-reference or --source reference exports the dataset's reference for those)")
     for item, warning in result.warnings:
         print(f"warning: item {item}: {warning}", file=sys.stderr)
     return 0
@@ -348,6 +441,12 @@ def cmd_merge(args) -> int:
     return 0
 
 
+def cmd_schema(args) -> int:
+    from .label_schema_cli import run_schema_command
+
+    return run_schema_command(args)
+
+
 COMMANDS = {
     "import": cmd_import,
     "info": cmd_info,
@@ -359,6 +458,7 @@ COMMANDS = {
     "export": cmd_export,
     "pack": cmd_pack,
     "merge": cmd_merge,
+    "schema": cmd_schema,
 }
 
 

@@ -17,10 +17,12 @@ from __future__ import annotations
 import uuid as uuidlib
 from dataclasses import dataclass, replace
 
+from .label_schema import DEFAULT_SCHEMA, LabelSchema, schema_from_json
 from .pending import PendingLabels, save_failure
 from .records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from .store import Store
 from .store.connection import utc_now
+from .store.label_schemas import label_schema_row
 
 #: Appended to a table row's label while it is pending (kept, not yet in the project).
 PENDING_MARK = " (not yet saved)"
@@ -74,6 +76,18 @@ def label_to_draft(label: Label | None, order: tuple[int, ...]) -> LabelDraft:
     )
 
 
+def project_label_schema(store: Store, version: int | None = None) -> LabelSchema:
+    """The project's label schema (``version``: that stored version; ``None``: the newest),
+    the built-in one when the project stores none; ``ValueError`` for a version it lacks.
+    Reads only."""
+    row = label_schema_row(store, version)
+    if row is None:
+        if version not in (None, DEFAULT_SCHEMA.version):
+            raise ValueError(f"{store.path} has no label schema version {version}")
+        return DEFAULT_SCHEMA
+    return schema_from_json(row.schema, row.guidelines, row.version, row.note)
+
+
 def describe(draft: LabelDraft) -> str:
     """A short summary for the item table, in screen terms (e.g. ``R2 clearly``)."""
     if draft.is_empty:
@@ -116,6 +130,8 @@ class LabelingSession:
         self.kind = kind
         self._undo: list[_Change] = []
         self._redo: list[_Change] = []
+        # The schema the window shows: labels record its version (they are given under it).
+        self.schema = project_label_schema(store)
         self.pending = pending if pending is not None else PendingLabels(store.path)
         if pending is None and len(self.pending) and not store.readonly:
             self.retry_pending()  # a start after a crash or a failed save: replay the journal
@@ -185,7 +201,7 @@ class LabelingSession:
             self.retry_pending()
             return label
         try:
-            return self.store.add_label(label)
+            return self.store.add_label(label, self.schema.version)
         except Exception as exc:
             failure = save_failure(exc)
             if failure is None:
@@ -221,9 +237,9 @@ class LabelingSession:
         this session's kind (pending labels count)."""
         pending = self.pending.by_item(self.annotator, self.kind)
         item_id = self.store.first_unlabeled(self.annotator, after_id, self.kind)
-        while item_id is not None and item_id in pending and pending[item_id].outcome != "cleared":
+        while item_id is not None and item_id in pending and pending[item_id].is_labeled:
             item_id = self.store.first_unlabeled(self.annotator, item_id, self.kind)
-        cleared = [i for i, label in pending.items() if label.outcome == "cleared" and i > after_id]
+        cleared = [i for i, label in pending.items() if not label.is_labeled and i > after_id]
         candidates = [i for i in (item_id, *cleared) if i is not None]
         return min(candidates) if candidates else None
 
@@ -234,7 +250,7 @@ class LabelingSession:
         pending = self.pending.by_item(self.annotator, self.kind)
         if pending:
             stored = self.store.current_labels(self.annotator, list(pending), self.kind)
-            done += sum((label.outcome != "cleared") - (i in stored) for i, label in pending.items())
+            done += sum(label.is_labeled - (i in stored and stored[i].is_labeled) for i, label in pending.items())
         return done, self.store.item_count()
 
     def table_filter(self, text: str = "", category: str | None = None, status: str | None = None) -> ItemFilter:
@@ -266,6 +282,7 @@ class LabelingSession:
                 rows.append(TableRow(s, "unlabeled", mark))
                 continue
             draft = label_to_draft(label, orders[s.id])
-            status = "discarded" if label.outcome == "discard" else "labeled"
+            # Error types or a note alone leave the item unlabeled (shown with what they say).
+            status = "discarded" if label.outcome == "discard" else "labeled" if label.is_labeled else "unlabeled"
             rows.append(TableRow(s, status, describe(draft) + mark))
         return rows

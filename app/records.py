@@ -36,6 +36,32 @@ DISCARD_REASONS = ("both_wrong", "style_or_length_only", "media_unusable", "need
 #: How much better the preferred response is.
 STRENGTHS = ("slightly", "clearly", "much")
 
+#: Error kinds whose box has a free-text field in the built-in schema.
+FREE_TEXT_ERROR_KINDS = ("other",)
+
+#: The built-in label schema (version 1; ``app/label_schema.py``): the seed taxonomies above
+#: with, per entry, ``(name, button label, key, description)``. Labels store the name.
+DEFAULT_STRENGTH_CHOICES = (
+    ("slightly", "Slightly", "A", "Slightly better"),
+    ("clearly", "Clearly", "S", "Clearly better"),
+    ("much", "Much better", "D", "Much better"),
+)
+DEFAULT_ERROR_CHOICES = (
+    ("existence", "Existence", "Ctrl+1", "existence (hallucinated object)"),
+    ("recognition", "Recognition", "Ctrl+2", "recognition"),
+    ("attribute", "Attribute", "Ctrl+3", "attribute"),
+    ("counting", "Counting", "Ctrl+4", "counting"),
+    ("reasoning", "Reasoning", "Ctrl+5", "reasoning"),
+    ("other", "Other", "Ctrl+6", "other"),
+)
+DEFAULT_DISCARD_CHOICES = (
+    ("both_wrong", "Both wrong", "Alt+1", "both wrong"),
+    ("style_or_length_only", "Only style or length differs", "Alt+2", "only style or length differs"),
+    ("media_unusable", "Media unusable", "Alt+3", "media unusable"),
+    ("needs_expert", "Needs expert knowledge", "Alt+4", "needs expert knowledge"),
+    ("other", "Other", "Alt+5", "other"),
+)
+
 
 @dataclass(frozen=True)
 class Step:
@@ -282,6 +308,18 @@ class Label:
     @property
     def preferred(self) -> int | None:
         return self.ranking[0] if self.outcome == "prefer" and self.ranking else None
+
+    @property
+    def is_labeled(self) -> bool:
+        """Whether this label, as an item's current one, makes the item labeled: it states a
+        preference, a tie, both bad or a discard, or marks steps; error types or a note alone
+        do not. Its twin in the store is ``label_current.labeled`` (schema 5's trigger; a test
+        holds them equal)."""
+        return self.outcome in LABELED_OUTCOMES or (self.outcome == "unrated" and bool(self.step_marks))
+
+
+#: Outcomes that make an item labeled by themselves (``unrated`` does only with step marks).
+LABELED_OUTCOMES = ("prefer", "tie", "both_bad", "discard")
 
 
 @dataclass(frozen=True)

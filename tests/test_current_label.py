@@ -3,7 +3,9 @@
 Every reader — the store's lookups, the resume point, the progress count, the item table's
 status and filters, the export and the review panel — must agree with the rule written out
 here independently: the newest row by (created_at, insertion order) per (kind, item,
-annotator); a ``cleared`` row means none.
+annotator); a ``cleared`` row means none. An item is *labeled* when its current label states a
+preference, tie, both bad or discard, or marks steps (``Label.is_labeled``); the store's
+trigger-kept ``label_current.labeled`` must agree with it.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def random_history(store, ids, seed, n_labels=250) -> list[Label]:
                     outcome,
                     ranking=(rng.randint(0, 1),) if outcome == "prefer" else (),
                     discard_reasons=("bad_media",) if outcome == "discard" else (),
+                    # An unrated label makes its item labeled only when it marks steps.
+                    step_marks=((0, 0, True),) if outcome == "unrated" and rng.random() < 0.5 else (),
                     kind=rng.choice(("label", "label", "adjudication")),
                     created_at=rng.choice(TIMES),
                 )
@@ -97,24 +101,25 @@ def test_every_reader_agrees_with_the_rule(store, seed):
             assert {i: lab.uuid for i, lab in store.current_labels(name, some, kind=kind).items()} == {
                 i: lab.uuid for i, lab in mine.items() if i in some
             }
-            assert store.labeled_count(name, kind) == len(mine)
+            labeled = {i for i, label in mine.items() if label.is_labeled}
+            assert store.labeled_count(name, kind) == len(labeled)
             for after in (0, *ids):
-                expected = next((i for i in ids if i > after and i not in mine), None)
+                expected = next((i for i in ids if i > after and i not in labeled), None)
                 assert store.first_unlabeled(name, after, kind) == expected, (name, kind, after)
-            assert filtered(store, status="labeled", annotator=name, label_kind=kind) == set(mine)
-            assert filtered(store, status="unlabeled", annotator=name, label_kind=kind) == set(ids) - set(mine)
+            assert filtered(store, status="labeled", annotator=name, label_kind=kind) == labeled
+            assert filtered(store, status="unlabeled", annotator=name, label_kind=kind) == set(ids) - labeled
 
             session = LabelingSession(store, name, kind)
-            assert session.progress() == (len(mine), len(ids))
-            assert session.first_unlabeled() == next((i for i in ids if i not in mine), None)
+            assert session.progress() == (len(labeled), len(ids))
+            assert session.first_unlabeled() == next((i for i in ids if i not in labeled), None)
             statuses = {row.summary.id: row.status for row in session.table_rows(0, 100)}
             assert statuses == {
-                i: ("unlabeled" if i not in mine else "discarded" if mine[i].outcome == "discard" else "labeled")
+                i: ("unlabeled" if i not in labeled else "discarded" if mine[i].outcome == "discard" else "labeled")
                 for i in ids
             }
 
     for kind, status in (("label", "labeled"), ("adjudication", "adjudicated")):
-        assert filtered(store, status=status) == {i for (k, i, _), _l in ref.items() if k == kind}
+        assert filtered(store, status=status) == {i for (k, i, _), lab in ref.items() if k == kind and lab.is_labeled}
 
     for item_id in ids:
         labels, adjudication = current_labels(store, item_id)

@@ -22,6 +22,8 @@ from .plain_text import tooltip
 PageSource = Callable[[int, int], Sequence[TableRow]]
 
 COLUMNS = ("ID", "Category", "Media", "Status", "My label", "Prompt")
+#: The order the columns are shown in (model column numbers).
+VISUAL_ORDER = (0, 3, 4, 1, 2, 5)
 _STATUS_COLOURS = {"labeled": "#1e7b34", "discarded": "#8a6d00", "unlabeled": "#8a8f98"}
 # Enum lookups like Qt.DisplayRole cost ~5 µs each in PySide6; data() runs per cell per paint.
 _ROLE = Qt.ItemDataRole
@@ -123,6 +125,7 @@ class ItemTable(QTableView):
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(22)
         self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # ids share prefixes and differ at the end
         self._model: ItemTableModel | None = None
 
     def set_items(self, total: int, page_source: PageSource) -> None:
@@ -130,11 +133,14 @@ class ItemTable(QTableView):
         self._model = ItemTableModel(total, page_source, self)
         self.setModel(self._model)
         header = self.horizontalHeader()
-        widths = (150, 86, 56, 78, 96)
+        widths = (124, 86, 56, 74, 110)
         for column, width in enumerate(widths):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.setColumnWidth(column, width)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        # Shown first what an annotator scans in a narrow list: id, status, my label.
+        for visual, column in enumerate(VISUAL_ORDER):
+            header.moveSection(header.visualIndex(column), visual)
         self.selectionModel().currentRowChanged.connect(self._on_row)
 
     def model(self) -> ItemTableModel:  # typed accessor

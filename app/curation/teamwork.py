@@ -354,7 +354,7 @@ def pack_project(
     if _same_file(out, store.path):
         raise TeamworkError(f"{out} is the project being packed; choose another output file")
     if out.exists() and not force:
-        raise TeamworkError(f"{out} already exists; use force=True (--force) to replace it")
+        raise TeamworkError(f"{out} already exists; choose another path or replace it (pairscope pack --force)")
     if collection is not None and item_ids is not None:
         raise TeamworkError("pack either a collection or a list of items, not both")
     selected: set[int] | None = None
@@ -435,7 +435,7 @@ def _check_related(src: ProjectSource, known_ext: set[str], lineage: set[str], o
         return
     raise UnrelatedProjectsError(
         f"{src.path} looks unrelated to {out}: no item id in common and no common "
-        "source project; pass allow_unrelated=True (--allow-unrelated) to merge anyway"
+        "source project; merge them anyway with pairscope merge --allow-unrelated"
     )
 
 

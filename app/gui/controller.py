@@ -14,6 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..judge.review import ReviewData, review_data
+from ..judge.runs import RunChoice, pick_run, run_choices
 from ..labeling import LabelingSession
 from ..records import Item, LabelDraft, TableRow
 from ..store import Store
@@ -35,7 +36,7 @@ class ItemView:
         return self.item.id
 
 
-#: Review filters of the table: name → ItemFilter fields (judge filters use the newest run).
+#: Review filters of the table: name → ItemFilter fields (judge filters use the chosen run).
 FOCUS: dict[str, dict] = {
     "judge_wrong": {"judge": "wrong"},
     "judge_unparsed": {"judge": "unparsed"},
@@ -62,6 +63,7 @@ class AnnotationController(QObject):
         self.store = store
         self.session = LabelingSession(store, annotator)  # replays what an earlier run left pending
         self.filter = self.session.table_filter()
+        self.run_id: int | None = None  # the judge run judge readers show (see choose_run)
         self.current: ItemView | None = None
         self.loader = MediaLoader(parent=self)
         self.loader.loaded.connect(self._on_loaded)
@@ -88,12 +90,24 @@ class AnnotationController(QObject):
         base = self.session.table_filter(text, category, status)
         fields = dict(FOCUS.get(focus or "", {}))
         if "judge" in fields:
-            runs = self.store.runs()
-            if not runs:
-                fields = {"judge_run": -1}  # no run yet: nothing to step through
-            else:
-                fields["judge_run"] = runs[-1].id
+            # No run yet: nothing to step through.
+            fields["judge_run"] = self.run_id if self.run_id is not None else -1
         self.filter = replace(base, **fields)
+
+    # -- the judge run every judge reader uses -------------------------------------------------
+
+    def runs(self) -> list[RunChoice]:
+        """Every judge run of the project (model, mode, K, date, size), oldest first."""
+        return run_choices(self.store)
+
+    def choose_run(self, run_id: int | None) -> RunChoice | None:
+        """Make ``run_id`` the run the filters, review and judge panels read (an unknown or
+        None id: the default run, the one that judged the most items); returns it."""
+        chosen = pick_run(self.runs(), run_id)
+        self.run_id = chosen.id if chosen is not None else None
+        if self.filter.judge_run is not None and self.filter.judge is not None:
+            self.filter = replace(self.filter, judge_run=self.run_id if self.run_id is not None else -1)
+        return chosen
 
     def row_count(self) -> int:
         return self.store.count_items(self.filter)
@@ -235,7 +249,8 @@ class AnnotationController(QObject):
         """Every label and verdict of the current item, in this user's screen terms."""
         if self.current is None:
             return None
-        return review_data(self.store, self.current.item, self.current.order)
+        runs = None if self.run_id is None else (self.run_id,)
+        return review_data(self.store, self.current.item, self.current.order, runs)
 
     def add_to_collection(self, name: str, whole_filter: bool = False) -> int:
         """Add the current item (or every item the table shows) to a named collection."""

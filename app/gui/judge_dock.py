@@ -10,12 +10,13 @@ import json
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QDockWidget
 
 from pairscope.models.prompts import bundled_templates
 from pairscope.widgets.judge_panel import JudgePanel
 
-from ..judge.results import judge_item, verdict_phrases
+from ..judge.review import judge_item_view
 from ..store import VerdictRecord
 from .judge_worker import JudgeWorker
 
@@ -45,6 +46,7 @@ class JudgeDock(QDockWidget):
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
         self._stream_sample: int | None = None
+        self._live_item: int | None = None  # the item judged live (its stream is shown as it comes)
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -57,6 +59,7 @@ class JudgeDock(QDockWidget):
         self.panel.clear_stream()
         self.panel.set_running(True)
         self._stream_sample = None
+        self._live_item = current.item_id
         self.worker.judge_item(current.item_id, settings)
 
     def judge_all(self, settings: dict | None = None) -> None:
@@ -66,6 +69,7 @@ class JudgeDock(QDockWidget):
         self._remember(settings)
         controller = self.window_.controller
         self.panel.clear_stream()
+        self._live_item = None
         self.panel.set_running(True, batch=True)
         # Listing the table's items is store work: the worker does it off the GUI thread.
         self.worker.judge_items(
@@ -85,12 +89,15 @@ class JudgeDock(QDockWidget):
         self.panel.append_stream(text)
 
     def _on_sample(self, verdict: VerdictRecord) -> None:
-        self.show_item_verdicts()
+        if verdict.run_id != self.window_.controller.run_id:
+            self.window_.choose_run(verdict.run_id)  # the run being made is the one to watch
+        else:
+            self.show_item_verdicts()
 
     def _on_finished(self, run_id: int, summary: str) -> None:
         self.panel.set_running(False)
         self.panel.show_status(summary)
-        self.show_item_verdicts()
+        self.window_.choose_run(run_id)  # its size and status changed: the picker says so
 
     def _on_failed(self, message: str) -> None:
         self.panel.set_running(False)
@@ -101,61 +108,25 @@ class JudgeDock(QDockWidget):
         self.panel.show_status("Cancelled.")
 
     def show_item_verdicts(self) -> None:
-        """Show the newest run's verdict on the current item beside the labels and reference."""
+        """Show the chosen run's verdict on the current item — and only on it: its stored
+        rationale, this annotator's label and the dataset's reference. While this item is being
+        judged live, the stream stays as it arrives."""
         controller = self.window_.controller
         current = controller.current
         if current is None:
             return
-        store = controller.store
-        position = {idx: pos for pos, idx in enumerate(current.order, start=1)}
-
-        def name(index: int | None) -> str:
-            return "undecided" if index is None else f"Response {position[index]}"
-
-        verdicts = store.verdicts(item_id=current.item.id)
-        if not verdicts:
-            self.panel.show_result("Not judged yet.")
-            return
-        run = store.run(verdicts[-1].run_id)
-        run_verdicts = [v for v in verdicts if v.run_id == run.id]
-        # Only this item's samples: re-voting the whole run on every item shown was O(run).
-        judgement = judge_item(run, run_verdicts, len(current.item.responses))
-        reference = current.item.reference.chosen
-        mine = store.current_label(current.item_id, controller.annotator)
-        parts = verdict_phrases(judgement, name, reference)
-        parts.insert(
-            1,
-            f"You: {name(mine.preferred) if mine and mine.preferred is not None else (mine.outcome if mine else '—')}",
-        )
-        parts.insert(2, f"Dataset: {name(reference) if reference is not None else '—'}")
-        seen = _what_the_judge_saw(run_verdicts)
-        self.panel.show_result("  ·  ".join(parts), seen)
-        frames = next((v.media_sent.get("frame_indices") for v in run_verdicts if v.media_sent), None)
-        if frames:
-            self.window_.media.set_highlighted_frames(frames, "seen by the judge")
+        view = judge_item_view(controller.store, current.item, current.order, controller.annotator, controller.run_id)
+        live = self.worker.busy and self._live_item == current.item_id
+        if not live:
+            self.panel.clear_stream()
+            self.panel.append_stream(view.rationale)
+            self.panel.stream.moveCursor(QTextCursor.MoveOperation.Start)
+        self.panel.show_result(view.summary, view.seen)
+        if view.frames:
+            self.window_.media.set_highlighted_frames(list(view.frames), "seen by the judge")
 
     def shutdown(self) -> None:
         self.worker.stop()
-
-
-def _what_the_judge_saw(verdicts: list[VerdictRecord]) -> str:
-    media = next((v.media_sent for v in verdicts if v.media_sent), None) or {}
-    parts = []
-    if media.get("images"):
-        parts.append("images sent: " + ", ".join(f"{w}×{h}" for w, h in media["images"]))
-    frames = media.get("video_frames") or media.get("frames")
-    if frames:
-        w, h = frames[0]
-        fed = " as fed to the model" if media.get("video_frames") else ""
-        indices = media.get("frame_indices")
-        listed = f" (video frames {', '.join(str(i + 1) for i in indices)})" if indices else ""
-        parts.append(f"{len(frames)} frames at {w}×{h}{fed}{listed}")
-    if media.get("processor"):
-        parts.append(f"processor input: {media['processor']}")
-    errors = [v.error for v in verdicts if v.error]
-    if errors:
-        parts.append(f"errors: {errors[0]}")
-    return "   ".join(parts)
 
 
 __all__ = ["JudgeDock"]

@@ -8,13 +8,14 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtCore import QSettings, QStandardPaths, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
 
 from ..store import SchemaError, Store
 from .controller import AnnotationController
+from .file_menu import open_store
 from .main_window import MainWindow
 from .tasks import install_error_hook
 
@@ -55,6 +56,21 @@ def ask_annotator(settings: QSettings) -> str | None:
     return name.strip() if ok and name.strip() else None
 
 
+#: Qt messages that say nothing a user can act on: fonts are found through fontconfig
+#: anyway, and the offscreen platform cannot resize native windows.
+QUIET_QT_MESSAGES = ("QFontDatabase:", "This plugin does not support propagateSizeHints")
+
+
+def quiet_qt_messages() -> None:
+    """Drop Qt's font-database and platform-plugin notices; print every other Qt message."""
+
+    def handler(mode, context, message: str) -> None:
+        if not message.startswith(QUIET_QT_MESSAGES):
+            print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handler)
+
+
 def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     """Open the window on ``db`` (or the default project) and run until it closes."""
     if not has_display():
@@ -64,6 +80,7 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    quiet_qt_messages()  # before the QApplication: the font database speaks while it starts
     app = QApplication.instance() or QApplication(sys.argv[:1])
     install_error_hook()  # an error escaping a Qt slot is shown, never only on stderr
     app.setOrganizationName("PairScope")
@@ -76,12 +93,8 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     path = db or default_project(settings)
     try:
         # A project that cannot be written (read-only media, folder or file) opens read-only.
-        store = Store.create(path) if db is None else Store.open(path, fallback_readonly=True)
-        if store.item_verdicts_stale() and not store.readonly:  # before schema 4: decide its judge verdicts once
-            from ..judge.results import ensure_item_verdicts  # numpy and the parsers: only then
-
-            ensure_item_verdicts(store)
-    except (OSError, SchemaError, sqlite3.DatabaseError) as exc:  # a folder, a FIFO, a foreign file ...
+        store = Store.create(path) if db is None else open_store(path)
+    except (OSError, SchemaError, sqlite3.DatabaseError, ValueError) as exc:  # a folder, a FIFO, a foreign file ...
         QMessageBox.critical(None, "PairScope", inert_html(f"Cannot open {path}:\n{exc}"))  # a path: text, not HTML
         print(f"error: {exc}", file=sys.stderr)
         return 1

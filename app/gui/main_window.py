@@ -6,6 +6,7 @@ own; keyboard actions come from :mod:`pairscope.app.keymap` via :mod:`.actions`.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
+    QMessageBox,
     QProgressBar,
     QSizePolicy,
     QSplitter,
@@ -30,12 +32,15 @@ from pairscope.widgets.banner import Banner
 from pairscope.widgets.item_table import ItemTable
 from pairscope.widgets.label_panel import LabelPanel
 from pairscope.widgets.media_view import MediaView
+from pairscope.widgets.plain_text import tooltip
 from pairscope.widgets.response_view import ResponsePane, ResponseText
 from pairscope.widgets.review_panel import ReviewPanel
 
 from ..keymap import hint
 from .actions import install_actions
 from .controller import AnnotationController
+from .file_menu import install_file_menu
+from .focus import KeyboardHome
 from .media_loader import LoadedMedia
 from .tasks import BackgroundOp, TaskManager
 
@@ -49,14 +54,17 @@ if TYPE_CHECKING:
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
 FOCUS_FILTERS = {
     "No review filter": None,
-    "Judge wrong (newest run)": "judge_wrong",
-    "Judge unparsed (newest run)": "judge_unparsed",
+    "Judge wrong (chosen run)": "judge_wrong",
+    "Judge unparsed (chosen run)": "judge_unparsed",
     "Judge inconsistent across orders": "judge_inconsistent",
     "Annotators disagree": "annotators_disagree",
     "I disagree with the dataset": "disagree_with_reference",
     "Adjudicated": "adjudicated",
     "Not adjudicated": "not_adjudicated",
 }
+#: The narrowest the media and responses column gets (two readable responses side by side).
+RESPONSES_MIN_WIDTH = 560
+
 PANEL_HINTS = {
     "prefer": "1 / 2",
     "tie": hint("tie"),
@@ -87,6 +95,10 @@ class MainWindow(QMainWindow):
     cheat_sheet: CheatSheet
     stats_view: StatsView
     export_dialog: ExportDialog
+    # Set by .file_menu: its actions, the window that replaced this one, the last import's report.
+    file_actions: dict[str, QAction]
+    successor: MainWindow
+    import_result: QMessageBox
 
     def __init__(
         self, controller: AnnotationController, settings: QSettings | None = None, start_item: int | None = None
@@ -110,6 +122,10 @@ class MainWindow(QMainWindow):
         self.focus.setToolTip("Step through failures and disagreements (N/P walk the list)")
         for text, value in FOCUS_FILTERS.items():
             self.focus.addItem(text, value)
+        self.run_picker = QComboBox()
+        self.run_picker.setToolTip("The judge run the review filters, the review panel and the judge panel show")
+        self.run_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.run_picker.setMinimumContentsLength(12)
         self.progress = QProgressBar(textVisible=True)
         self.media = MediaView()
         self.prompt = _plain()
@@ -122,6 +138,7 @@ class MainWindow(QMainWindow):
         self.saved_label = QLabel(textFormat=Qt.TextFormat.PlainText)  # names the annotator
         self.banner = Banner()  # labels not yet saved: how many and why
         self._layout()
+        self.keyboard = KeyboardHome(self, self.center)  # Esc in a text field comes back here
         self._judge: JudgeDock | None = None  # built on first use: it pulls in the judging modules
         self.review = ReviewPanel()
         self.review_dock = QDockWidget("Review", self)
@@ -134,6 +151,10 @@ class MainWindow(QMainWindow):
         self._filter_timer = QTimer(self, singleShot=True, interval=150)
         self._filter_timer.timeout.connect(self.apply_filter)
         self.search.textChanged.connect(lambda _text: self._filter_timer.start())
+        self.search.returnPressed.connect(self._search_entered)
+        for combo in (self.category, self.status, self.focus, self.run_picker):
+            combo.activated.connect(lambda _i: self.keyboard.go_home())
+        self.run_picker.activated.connect(lambda _i: self.choose_run(self.run_picker.currentData()))
         self.category.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.status.currentIndexChanged.connect(lambda _i: self.apply_filter())
         self.focus.currentIndexChanged.connect(self._on_focus)
@@ -146,7 +167,9 @@ class MainWindow(QMainWindow):
         self.banner.retry_requested.connect(controller.retry_pending)
         self.banner.show_message(controller.pending_message())
         install_actions(self)
+        install_file_menu(self)
 
+        self.choose_run(self._remembered_run(), remember=False)
         self._restore_state()
         start = controller.row_of(start_item) if start_item is not None else controller.resume_row()
         self.apply_filter(select_row=start)
@@ -158,11 +181,15 @@ class MainWindow(QMainWindow):
         filters = QHBoxLayout()
         filters.addWidget(self.category)
         filters.addWidget(self.status)
+        runs = QHBoxLayout()
+        runs.addWidget(QLabel("Judge run"))
+        runs.addWidget(self.run_picker, 1)
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(4, 4, 4, 4)
         left_layout.addWidget(self.search)
         left_layout.addLayout(filters)
+        left_layout.addLayout(runs)
         left_layout.addWidget(self.focus)
         left_layout.addWidget(self.table, 1)
         left_layout.addWidget(self.progress)
@@ -185,7 +212,11 @@ class MainWindow(QMainWindow):
         self.main.addWidget(self.center)
         self.main.addWidget(self.panel)
         self.main.setStretchFactor(1, 1)
-        self.main.setSizes([470, 820, 310])
+        self.main.setSizes([420, 870, 310])
+        # The responses take priority: a dock opening shrinks the item list first, never
+        # the two responses below a readable width (about 40 characters each).
+        self.center.setMinimumWidth(RESPONSES_MIN_WIDTH)
+        self.main.setCollapsible(1, False)
         central = QWidget()
         central_layout = QVBoxLayout(central)
         central_layout.setContentsMargins(0, 0, 0, 0)
@@ -214,6 +245,19 @@ class MainWindow(QMainWindow):
             found = self.table.model().row(row) if row < rows else None
             select_row = row if found is not None and found.summary.id == current else 0
         self.table.select_row(select_row or 0)
+
+    def refresh_items(self) -> None:
+        """Items were added (an import): categories, table and progress read them again."""
+        chosen = self.category.currentData()
+        self.category.blockSignals(True)
+        self.category.clear()
+        self.category.addItem("All categories", None)
+        for name in self.controller.categories():
+            self.category.addItem(name, name)
+        self.category.setCurrentIndex(max(self.category.findData(chosen), 0))
+        self.category.blockSignals(False)
+        self.apply_filter()
+        self._update_progress()
 
     def save_filter(self) -> None:
         from ..store.search import save_filter
@@ -245,6 +289,44 @@ class MainWindow(QMainWindow):
             self.review_dock.show()
         self.apply_filter()
         self.statusBar().showMessage(f"{self.table.model().rowCount()} items: {self.focus.currentText()}", 4000)
+
+    def _search_entered(self) -> None:
+        """Enter in the search box: filter now and give the keyboard back to labeling."""
+        self._filter_timer.stop()
+        self.apply_filter()
+        self.keyboard.go_home()
+
+    # -- the judge run -------------------------------------------------------------------------
+
+    def _run_key(self) -> str:
+        return "runs/" + hashlib.sha1(str(self.controller.path.resolve()).encode()).hexdigest()[:16]
+
+    def _remembered_run(self) -> int | None:
+        value = self.settings.value(self._run_key()) if self.settings is not None else None
+        return int(value) if value not in (None, "") else None
+
+    def choose_run(self, run_id: int | None, remember: bool = True) -> None:
+        """Show ``run_id`` (None: the default run) in the filters, the review and judge panels."""
+        chosen = self.controller.choose_run(run_id)
+        self.run_picker.clear()
+        choices = list(reversed(self.controller.runs()))  # newest first
+        for choice in choices:
+            self.run_picker.addItem(choice.label(), choice.id)
+        if not choices:
+            self.run_picker.addItem("No judge run yet (Ctrl+J)", None)
+        self.run_picker.setEnabled(bool(choices))
+        if chosen is not None:
+            self.run_picker.setCurrentIndex(self.run_picker.findData(chosen.id))
+            tip = f"{chosen.label()}\n(backend {chosen.backend}, parser {chosen.parser})"
+            self.run_picker.setToolTip(tooltip(tip))  # a model name is text, never markup
+            if remember and self.settings is not None:
+                self.settings.setValue(self._run_key(), chosen.id)
+        if self.controller.current is not None:  # not while the window is built
+            if self.focus.currentData() is not None:
+                self.apply_filter()
+            self.refresh_review()
+            if self._judge is not None and self._judge.isVisible():
+                self._judge.show_item_verdicts()
 
     def move(self, step: int) -> None:  # type: ignore[override]  # tests and the keymap call move(±1)
         """Select the next (``step=1``) or previous (``-1``) row."""
@@ -298,6 +380,8 @@ class MainWindow(QMainWindow):
 
     def toggle_review(self) -> None:
         self.review_dock.setVisible(not self.review_dock.isVisible())
+        if self.review_dock.isVisible():
+            self.review_dock.raise_()  # the front tab when it shares the column with the judge
         self.refresh_review()
 
     def toggle_adjudicate(self) -> None:
@@ -346,12 +430,15 @@ class MainWindow(QMainWindow):
 
             self._judge = JudgeDock(self, self.settings)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self._judge)
+            # One dock column beside the responses, not two: they keep a readable width.
+            self.tabifyDockWidget(self.review_dock, self._judge)
             self._judge.hide()
         return self._judge
 
     def toggle_judge(self) -> None:
         self.judge.setVisible(not self.judge.isVisible())
         if self.judge.isVisible():
+            self.judge.raise_()
             self.judge.show_item_verdicts()
 
     def show_media(self, media: LoadedMedia) -> None:
@@ -393,6 +480,9 @@ class MainWindow(QMainWindow):
     def _on_saved(self, row) -> None:
         self.table.replace_row(row)
         self._update_progress()
+        current = self.controller.current
+        if self._judge is not None and self._judge.isVisible() and current and current.item.id == row.summary.id:
+            self._judge.show_item_verdicts()  # "You: …" follows the label just given
         saved = "Not yet saved (see above)" if self.controller.pending_count else "Saved"
         self.saved_label.setText(f"{saved} {datetime.now():%H:%M:%S}  ·  {self.controller.annotator}")
 
@@ -425,6 +515,8 @@ class MainWindow(QMainWindow):
     def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().showEvent(event)
         # Splitter sizes only mean something once the window has its final size.
+        if not self._splitters_restored:
+            self.keyboard.go_home()  # the first key is a label, never a search
         if not self._splitters_restored and self.settings is not None:
             for key, splitter in (("window/main", self.main), ("window/center", self.center)):
                 value = self.settings.value(key)

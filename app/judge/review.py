@@ -7,12 +7,13 @@ with the dataset's reference.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..labeling import describe, label_to_draft
 from ..records import Item
-from ..store import Store
+from ..store import Store, VerdictRecord
 
 if TYPE_CHECKING:
     from .modes import JudgingMode
@@ -45,9 +46,10 @@ class ReviewData:
     verdicts: tuple[VerdictLine, ...]
 
 
-def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
-    """Every current label (one per annotator and kind) and every judge sample of an item; each
-    sample reads as its run's mode says (a pairwise pick, a pointwise score, step scores)."""
+def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Collection[int] | None = None) -> ReviewData:
+    """Every current label (one per annotator and kind) and every judge sample of an item (of
+    the runs ``run_ids``; None: of every run); each sample reads as its run's mode says (a
+    pairwise pick, a pointwise score, step scores)."""
     position = {index: pos for pos, index in enumerate(order, start=1)}
 
     def screen(index: int | None) -> str:
@@ -67,6 +69,8 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
 
     modes: dict[int, tuple[JudgingMode, str]] = {}
     for v in store.verdicts(item_id=item.id):
+        if run_ids is not None and v.run_id not in run_ids:
+            continue
         if v.run_id not in modes:
             run = store.run(v.run_id)
             modes[v.run_id] = (get_mode(run.mode), run.parser)
@@ -79,3 +83,66 @@ def review_data(store: Store, item: Item, order: tuple[int, ...]) -> ReviewData:
             )
         )
     return ReviewData(item.stored_id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))
+
+
+@dataclass(frozen=True)
+class JudgeItemView:
+    """What the judge panel shows for the current item and the chosen run."""
+
+    summary: str  # "Judge: Response 2 (3 of 5 samples) · You: Response 2 · Dataset: …"
+    rationale: str  # every sample's stored output, as the live stream showed it
+    seen: str  # what the judge saw (image sizes, frames) and the first error
+    frames: tuple[int, ...] = ()  # video frames the judge saw (0-based)
+
+
+def judge_item_view(
+    store: Store, item: Item, order: tuple[int, ...], annotator: str, run_id: int | None
+) -> JudgeItemView:
+    """The chosen run's verdict on ``item`` beside this annotator's label and the dataset's
+    reference, in screen terms; the rationale is read back from the stored samples."""
+    from .results import judge_item, verdict_phrases  # numpy and the vote: when a verdict is shown
+
+    position = {idx: pos for pos, idx in enumerate(order, start=1)}
+
+    def name(index: int | None) -> str:
+        return "undecided" if index is None else f"Response {position.get(index, index + 1)}"
+
+    mine = store.current_label(item.stored_id, annotator)
+    you = name(mine.preferred) if mine and mine.preferred is not None else (mine.outcome if mine else "—")
+    reference = item.reference.chosen
+    people = [f"You: {you}", f"Dataset: {name(reference) if reference is not None else '—'}"]
+    if run_id is None:
+        return JudgeItemView("  ·  ".join(["Not judged yet (no judge run)", *people]), "", "")
+    verdicts = store.verdicts(run_id, item.stored_id)
+    if not verdicts:
+        return JudgeItemView("  ·  ".join([f"Not judged in run {run_id}", *people]), "", "")
+    judgement = judge_item(store.run(run_id), verdicts, len(item.responses))
+    parts = verdict_phrases(judgement, name, reference)
+    parts[1:1] = people
+    rationale = "\n\n".join(
+        f"— sample {v.sample_idx + 1} —\n" + (v.raw_output or (f"(failed: {v.error})" if v.error else "(no output)"))
+        for v in verdicts
+    )
+    frames = next((v.media_sent.get("frame_indices") for v in verdicts if v.media_sent), None) or ()
+    return JudgeItemView("  ·  ".join(parts), rationale, what_the_judge_saw(verdicts), tuple(frames))
+
+
+def what_the_judge_saw(verdicts: Sequence[VerdictRecord]) -> str:
+    """Image sizes and video frames as the processor fed them, and the first error."""
+    media = next((v.media_sent for v in verdicts if v.media_sent), None) or {}
+    parts = []
+    if media.get("images"):
+        parts.append("images sent: " + ", ".join(f"{w}×{h}" for w, h in media["images"]))
+    frames = media.get("video_frames") or media.get("frames")
+    if frames:
+        w, h = frames[0]
+        fed = " as fed to the model" if media.get("video_frames") else ""
+        indices = media.get("frame_indices")
+        listed = f" (video frames {', '.join(str(i + 1) for i in indices)})" if indices else ""
+        parts.append(f"{len(frames)} frames at {w}×{h}{fed}{listed}")
+    if media.get("processor"):
+        parts.append(f"processor input: {media['processor']}")
+    errors = [v.error for v in verdicts if v.error]
+    if errors:
+        parts.append(f"errors: {errors[0]}")
+    return "   ".join(parts)

@@ -214,19 +214,18 @@ class _Set:
 
 def _label_sets(f: ItemFilter) -> list[_Set]:
     """Conditions on labels: they read ``label_current`` (the current row per kind, item and
-    annotator, ``cleared`` rows included) and ``label_disagreements``, which triggers derive
-    from ``labels`` (schema migration 2)."""
+    annotator, ``cleared`` rows included; ``labeled``: the row makes its item labeled) and
+    ``label_disagreements``, which triggers derive from ``labels`` (schema migrations 2, 5)."""
     sets = []
     if f.status in ("labeled", "unlabeled"):
         unlabeled = f.status == "unlabeled"
         if f.annotator:
             sets.append(
                 _Set(
-                    f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
-                    " AND outcome != 'cleared'",
+                    f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ? AND labeled",
                     (f.annotator, f.label_kind),
                     f"EXISTS (SELECT 1 FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
-                    " AND item_id = i.id AND outcome != 'cleared')",
+                    " AND item_id = i.id AND labeled)",
                     size=LARGE,
                     negate=unlabeled,
                 )
@@ -234,9 +233,9 @@ def _label_sets(f: ItemFilter) -> list[_Set]:
         else:
             sets.append(
                 _Set(
-                    "SELECT item_id FROM label_current WHERE kind = ? AND outcome != 'cleared'",
+                    "SELECT item_id FROM label_current WHERE kind = ? AND labeled",
                     (f.label_kind,),
-                    "EXISTS (SELECT 1 FROM label_current WHERE kind = ? AND item_id = i.id AND outcome != 'cleared')",
+                    "EXISTS (SELECT 1 FROM label_current WHERE kind = ? AND item_id = i.id AND labeled)",
                     size=LARGE,
                     negate=unlabeled,
                 )
@@ -244,7 +243,7 @@ def _label_sets(f: ItemFilter) -> list[_Set]:
     elif f.status in ("adjudicated", "not_adjudicated"):
         sets.append(
             _Set(
-                "SELECT item_id FROM label_current WHERE kind = 'adjudication' AND outcome != 'cleared'",
+                "SELECT item_id FROM label_current WHERE kind = 'adjudication' AND labeled",
                 negate=f.status == "not_adjudicated",
             )
         )

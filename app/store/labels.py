@@ -91,12 +91,13 @@ class LabelsMixin(StoreBase):
     def annotators(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM annotators ORDER BY id")]
 
-    def add_label(self, label: Label) -> Label:
+    def add_label(self, label: Label, schema_version: int | None = None) -> Label:
         """Append a label durably (``synchronous=FULL``); returns it with uuid and time set.
 
         The ranking must name each response index at most once and only indices the item
         has; anything else raises ``ValueError`` and writes nothing. A new annotator name is
-        created here.
+        created here. ``schema_version`` is the label schema version it was given under
+        (``None``: the project's newest, else the built-in version 1; see ``label_schemas``).
         """
         _check_kind(label.kind)
         n = self.query("SELECT n_responses FROM items WHERE id = ?", (label.item_id,))
@@ -113,8 +114,9 @@ class LabelsMixin(StoreBase):
             annotator_id = self.annotator_id(label.annotator)
             conn.execute(
                 "INSERT INTO labels (uuid, item_id, annotator_id, created_at, kind, outcome, ranking, preferred,"
-                " strength, error_types, discard_reasons, note, display_order, step_marks)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " strength, error_types, discard_reasons, note, display_order, step_marks, schema_version)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                " coalesce(?, (SELECT max(version) FROM label_schemas), 1))",
                 (
                     stored.uuid,
                     stored.item_id,
@@ -130,6 +132,7 @@ class LabelsMixin(StoreBase):
                     stored.note,
                     json.dumps(list(stored.display_order)),
                     json.dumps([list(m) for m in stored.step_marks]),
+                    schema_version,
                 ),
             )
         return stored
@@ -194,8 +197,7 @@ class LabelsMixin(StoreBase):
     def labeled_count(self, annotator: str, kind: str = "label") -> int:
         """How many items this annotator has a current label (or adjudication) for."""
         return self.query(
-            f"SELECT count(*) FROM label_current WHERE annotator_id = {_ANNOTATOR} AND kind = ?"
-            " AND outcome != 'cleared'",
+            f"SELECT count(*) FROM label_current WHERE annotator_id = {_ANNOTATOR} AND kind = ? AND labeled",
             (annotator, _check_kind(kind)),
         )[0][0]
 
@@ -207,7 +209,7 @@ class LabelsMixin(StoreBase):
         rows = self.query(
             "SELECT i.id FROM items i WHERE i.id > ?1 AND NOT EXISTS ("
             " SELECT 1 FROM label_current lc WHERE lc.kind = ?3 AND lc.item_id = i.id"
-            "  AND lc.annotator_id = (SELECT id FROM annotators WHERE name = ?2) AND lc.outcome != 'cleared')"
+            "  AND lc.annotator_id = (SELECT id FROM annotators WHERE name = ?2) AND lc.labeled)"
             " ORDER BY i.id LIMIT 1",
             (after_id, annotator, _check_kind(kind)),
         )

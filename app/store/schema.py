@@ -480,19 +480,19 @@ def _item_verdicts(conn: sqlite3.Connection) -> None:
     )
 
 
-def _schema_and_confidence(conn: sqlite3.Connection) -> None:
-    """A project-defined label schema, and what a judge said about its own certainty.
+_LABELED = "(l.outcome IN ('prefer', 'tie', 'both_bad', 'discard') OR (l.outcome = 'unrated' AND l.step_marks != '[]'))"
 
-    ``label_schemas``: each version of the project's label schema (error types, discard
-    reasons, strength levels, their keys; JSON) with its Markdown guidelines; versions are
-    only ever added. ``labels.schema_version`` names the version a label was given under
-    (NULL: before schemas existed = the built-in default). ``verdicts.logprobs`` holds the
-    log-probabilities a backend returned for a sample (JSON), ``verdicts.confidence`` the
-    probability the judge gave its parsed verdict (NULL: not available).
+
+def _schema_and_confidence(conn: sqlite3.Connection) -> None:
+    """``label_schemas``: each version of the project's label schema (JSON) and guidelines;
+    ``labels.schema_version`` the one a label was given under (NULL: the built-in default).
+    ``verdicts.logprobs``/``confidence``: a sample's log-probabilities (JSON) and the probability
+    of its parsed verdict. ``label_current.labeled``: the current label makes its item labeled
+    (a preference, tie, both bad, discard, or step marks: ``records.Label.is_labeled``'s twin).
     """
     run_script(
         conn,
-        """
+        f"""
         CREATE TABLE label_schemas (
             version    INTEGER PRIMARY KEY,
             schema     TEXT NOT NULL,
@@ -503,6 +503,26 @@ def _schema_and_confidence(conn: sqlite3.Connection) -> None:
         ALTER TABLE labels ADD COLUMN schema_version INTEGER;
         ALTER TABLE verdicts ADD COLUMN logprobs TEXT;
         ALTER TABLE verdicts ADD COLUMN confidence REAL;
+
+        ALTER TABLE label_current ADD COLUMN labeled INTEGER NOT NULL DEFAULT 0;
+        UPDATE label_current SET labeled = (SELECT {_LABELED} FROM labels l WHERE l.rowid = label_rowid);
+        CREATE INDEX label_current_labeled ON label_current(annotator_id, kind, item_id) WHERE labeled;
+        CREATE INDEX label_current_labeled_any ON label_current(kind, item_id) WHERE labeled;
+        DROP TRIGGER labels_keep_current;
+        CREATE TRIGGER labels_keep_current AFTER INSERT ON labels BEGIN
+            INSERT INTO label_current (kind, item_id, annotator_id, label_rowid, created_at, outcome, preferred,
+                                       against_ref, error_types, discard_reasons, labeled)
+            VALUES (new.kind, new.item_id, new.annotator_id, new.rowid, new.created_at, new.outcome, new.preferred,
+                    coalesce(new.outcome = 'prefer' AND new.preferred != (
+                        SELECT ref_chosen FROM items WHERE id = new.item_id), 0),
+                    new.error_types, new.discard_reasons, {_LABELED.replace("l.", "new.")})
+            ON CONFLICT (kind, item_id, annotator_id) DO UPDATE SET
+                label_rowid = excluded.label_rowid, created_at = excluded.created_at, outcome = excluded.outcome,
+                preferred = excluded.preferred, against_ref = excluded.against_ref,
+                error_types = excluded.error_types, discard_reasons = excluded.discard_reasons,
+                labeled = excluded.labeled
+            WHERE excluded.created_at >= label_current.created_at;
+        END;
     """,
     )
 

@@ -72,6 +72,10 @@ class StatsRows:
 class StatsMixin(JudgeMixin, SnapshotMixin):
     """Mixed into :class:`pairscope.app.store.Store`."""
 
+    def run_item_counts(self) -> dict[int, int]:
+        """How many items each judge run has a verdict on (run id → items)."""
+        return dict(self.query("SELECT run_id, count(*) FROM judge_items GROUP BY run_id"))
+
     def stats_rows(self) -> StatsRows:
         """Items, current labels and every judge run's verdicts, read in one read transaction
         (:meth:`read_snapshot`): labels committed meanwhile by others are all in or all out."""
