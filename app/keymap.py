@@ -2,11 +2,19 @@
 
 The window binds these to actions and the ``?`` cheat sheet lists them, so the two can
 never disagree. Keys use Qt's portable key-sequence text.
+
+Strength levels, error types and discard reasons come from the project's label schema
+(``app/label_schema.py``): :func:`keymap_for` puts a schema's entries between the fixed
+ones; :data:`KEYMAP` is the table of the built-in schema.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
+
+from .records import DEFAULT_DISCARD_CHOICES, DEFAULT_ERROR_CHOICES, DEFAULT_STRENGTH_CHOICES
 
 
 @dataclass(frozen=True)
@@ -17,8 +25,28 @@ class Shortcut:
     section: str
 
 
+class Choice(Protocol):
+    """A label-schema entry as the keymap reads it (``app.label_schema.Choice``)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def description(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class _Seed:
+    name: str
+    label: str
+    key: str | None
+    description: str
+
+
 _S = Shortcut
-KEYMAP: tuple[Shortcut, ...] = (
+#: Before the schema's entries: the preference keys.
+_HEAD: tuple[Shortcut, ...] = (
     _S("prefer_1", ("1",), "Response 1 is better", "Label"),
     _S("prefer_2", ("2",), "Response 2 is better", "Label"),
     _S("prefer_3", ("3",), "Response 3 is best (N > 2)", "Label"),
@@ -26,20 +54,9 @@ KEYMAP: tuple[Shortcut, ...] = (
     _S("tie", ("T",), "Tie", "Label"),
     _S("both_bad", ("B",), "Both bad", "Label"),
     _S("discard", ("X",), "Discard the pair", "Label"),
-    _S("strength_slightly", ("A",), "Slightly better", "Strength"),
-    _S("strength_clearly", ("S",), "Clearly better", "Strength"),
-    _S("strength_much", ("D",), "Much better", "Strength"),
-    _S("error_existence", ("Ctrl+1",), "Error: existence (hallucinated object)", "Error type"),
-    _S("error_recognition", ("Ctrl+2",), "Error: recognition", "Error type"),
-    _S("error_attribute", ("Ctrl+3",), "Error: attribute", "Error type"),
-    _S("error_counting", ("Ctrl+4",), "Error: counting", "Error type"),
-    _S("error_reasoning", ("Ctrl+5",), "Error: reasoning", "Error type"),
-    _S("error_other", ("Ctrl+6",), "Error: other", "Error type"),
-    _S("discard_both_wrong", ("Alt+1",), "Discard reason: both wrong", "Discard reason"),
-    _S("discard_style_or_length_only", ("Alt+2",), "Discard reason: only style or length differs", "Discard reason"),
-    _S("discard_media_unusable", ("Alt+3",), "Discard reason: media unusable", "Discard reason"),
-    _S("discard_needs_expert", ("Alt+4",), "Discard reason: needs expert knowledge", "Discard reason"),
-    _S("discard_other", ("Alt+5",), "Discard reason: other", "Discard reason"),
+)
+#: After the schema's entries: steps, notes, navigation, view, media, judge, review, help.
+FIXED_TAIL: tuple[Shortcut, ...] = (
     _S("step_correct", ("F",), "Mark the current step correct, go to the next", "Steps"),
     _S("step_incorrect", ("G",), "Mark the current step incorrect, go to the next", "Steps"),
     _S("note", ("Ctrl+E",), "Write a note", "Label"),
@@ -72,6 +89,53 @@ KEYMAP: tuple[Shortcut, ...] = (
     _S("export", ("Ctrl+Shift+E",), "Export a curated set (VL-RewardBench, TRL or JSONL)", "Review"),
     _S("statistics", ("Ctrl+I",), "Statistics: agreement, judge accuracy, length bias", "View"),
     _S("cheat_sheet", ("?", "F1"), "Show this list", "Help"),
+    _S("guidelines", ("F2",), "Show or hide the project's labeling guidelines", "Help"),
+)
+#: Every shortcut that no label schema can change (a schema's keys must not clash with these).
+FIXED: tuple[Shortcut, ...] = _HEAD + FIXED_TAIL
+#: The sections a label schema fills: (cheat-sheet section, action-name prefix of its entries).
+SCHEMA_SECTIONS = {
+    "strengths": ("Strength", "strength_"),
+    "error_types": ("Error type", "error_"),
+    "discard_reasons": ("Discard reason", "discard_"),
+}
+
+
+def _text(section: str, choice: Choice) -> str:
+    if section == "error_types":
+        return f"Error: {choice.description}"
+    if section == "discard_reasons":
+        return f"Discard reason: {choice.description}"
+    return choice.description
+
+
+def schema_shortcuts(section: str, choices: Iterable[Choice]) -> tuple[Shortcut, ...]:
+    """The shortcuts of one schema section's entries (those with a key), e.g.
+    ``error_existence`` on ``Ctrl+1``."""
+    title, prefix = SCHEMA_SECTIONS[section]
+    return tuple(_S(prefix + c.name, (c.key,), _text(section, c), title) for c in choices if c.key)
+
+
+def keymap_for(
+    strengths: Iterable[Choice], error_types: Iterable[Choice], discard_reasons: Iterable[Choice]
+) -> tuple[Shortcut, ...]:
+    """The window's whole table for a label schema's entries."""
+    return (
+        _HEAD
+        + schema_shortcuts("strengths", strengths)
+        + schema_shortcuts("error_types", error_types)
+        + schema_shortcuts("discard_reasons", discard_reasons)
+        + FIXED_TAIL
+    )
+
+
+def _seeds(rows) -> tuple[_Seed, ...]:
+    return tuple(_Seed(*row) for row in rows)
+
+
+#: The table of the built-in label schema.
+KEYMAP: tuple[Shortcut, ...] = keymap_for(
+    _seeds(DEFAULT_STRENGTH_CHOICES), _seeds(DEFAULT_ERROR_CHOICES), _seeds(DEFAULT_DISCARD_CHOICES)
 )
 
 BY_ACTION = {s.action: s for s in KEYMAP}

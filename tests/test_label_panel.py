@@ -366,3 +366,88 @@ def test_renders_at_300_by_700(qtbot, panel, tmp_path):
     panel.prefer(1)
     assert panel.sizeHint().width() <= 320
     assert not panel.grab().isNull()
+
+
+def custom_schema():
+    from types import SimpleNamespace as Entry
+
+    return Entry(
+        strengths=(),
+        error_types=(
+            Entry(name="blur", label="Blurry", key="Ctrl+1", description="blurry", subkinds=(), free_text=False),
+            Entry(name="why", label="Why", key=None, description="why", subkinds=(), free_text=True),
+            Entry(name="part", label="Part", key=None, description="part", subkinds=("top", "bottom"), free_text=False),
+        ),
+        discard_reasons=(Entry(name="dupe", label="Duplicate", key="Alt+9", description="duplicate"),),
+    )
+
+
+def test_a_schema_replaces_the_choices_and_keeps_old_kinds_as_extras(qtbot, panel, emitted):
+    old = LabelDraft(outcome="discard", error_types=(ErrorTag("counting"),), discard_reasons=("both_wrong",))
+    panel.set_draft(old)
+    panel.set_schema(custom_schema())
+    assert list(panel.error_boxes) == ["blur", "why", "part"] and list(panel.discard_boxes) == ["dupe"]
+    assert panel.strength_buttons == {} and emitted == []
+    assert panel.draft() == old  # a label of an older schema keeps its kinds
+    extras = [label.text() for label in panel.findChildren(type(panel._footer)) if label.text().startswith("Also")]
+    assert extras == ["Also: counting", "Also: both_wrong"]
+    with pytest.raises(ValueError):
+        panel.toggle_error("counting")
+    panel.toggle_error("part")
+    panel.set_subkind("part", "top")
+    panel.toggle_error("why")
+    panel.other_note.setText("odd")
+    panel.toggle_discard("dupe")
+    # the schema's order, then kinds it lacks, as they came
+    assert panel.draft().error_types == (ErrorTag("why", note="odd"), ErrorTag("part", "top"), ErrorTag("counting"))
+    assert panel.draft().discard_reasons == ("dupe", "both_wrong")
+    assert panel.recognition_combo is panel.subkind_combos["part"]
+    hints = [label.text() for label in panel.findChildren(type(panel._footer)) if label.property("role") == "hint"]
+    assert "Ctrl+1" in hints and "Alt+9" in hints and "Q W E" not in hints
+    panel.set_schema(None)
+    assert "existence" in panel.error_boxes and "clearly" in panel.strength_buttons
+
+
+def test_focus_goes_into_the_text_field_and_enter_or_esc_hand_it_back(qtbot, panel, emitted):
+    done = []
+    panel.typing_done.connect(lambda: done.append(True))
+    panel.window().activateWindow()
+    panel.toggle_error("other", focus=True)
+    qtbot.waitUntil(panel.other_note.hasFocus, timeout=2000)
+    qtbot.keyClicks(panel.other_note, "glare")
+    qtbot.keyClick(panel.other_note, Qt.Key_Escape)
+    assert done == [True] and emitted[-1].error_types == (ErrorTag("other", note="glare"),)
+    panel.note_edit.setFocus()
+    panel.toggle_error("existence", focus=True)  # no text field: the focus stays
+    assert panel.note_edit.hasFocus()
+    qtbot.keyClicks(panel.note_edit, "a")
+    qtbot.keyClick(panel.note_edit, Qt.Key_Return, Qt.ShiftModifier)  # a new line
+    qtbot.keyClicks(panel.note_edit, "b")
+    assert len(done) == 1
+    qtbot.keyClick(panel.note_edit, Qt.Key_Enter)
+    assert len(done) == 2 and emitted[-1].note == "a\nb"
+
+
+@pytest.mark.parametrize(
+    ("hints", "n", "steps", "expected"),
+    [
+        ({"prefer": "1 / 2", "tie": "T"}, 2, [], "1 / 2 response · T tie"),
+        ({"prefer": "1 / 2", "tie": "T"}, 3, [], "1 / 2 / 3 response · T tie"),
+        ({"prefer": "1 / 2", "tie": "T"}, 4, [], "1 / 2 / 3 / 4 response · T tie"),
+        ({"prefer": "1 / 2", "tie": "T"}, 6, [], "1 / 2 / 3 / 4 response · T tie"),
+        ({"prefer": ("A", "B", "C"), "tie": "T"}, 3, [], "A / B / C response · T tie"),
+        (
+            {"prefer": "1 / 2", "tie": "T", "discard": "X", "step_correct": "F", "step_incorrect": "G"},
+            1,
+            [3],
+            "F / G steps · X discard",
+        ),
+        ({"prefer": "1 / 2", "tie": "T", "discard": "X"}, 1, [], "X discard"),
+    ],
+)
+def test_preference_hint_follows_the_item(qtbot, hints, n, steps, expected):
+    panel = LabelPanel(hints)
+    qtbot.addWidget(panel)
+    panel.set_response_count(n)
+    panel.set_steps(steps)
+    assert panel._hints["preference"].text() == expected

@@ -13,13 +13,16 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from .plain_text import plain_label
+
 Entry = tuple[str, Sequence[str], str]  # (section, key sequences, description)
 
 
 class CheatSheet(QDialog):
-    """A read-only table of shortcuts; Esc or ``?`` closes it."""
+    """A read-only table of shortcuts; Esc or ``?`` closes it. ``note`` (plain text) is shown
+    above it (e.g. which label schema the keys are of)."""
 
-    def __init__(self, entries: Sequence[Entry], parent=None):
+    def __init__(self, entries: Sequence[Entry], parent=None, *, note: str = ""):
         super().__init__(parent)
         self.setWindowTitle("Keyboard shortcuts")
         self.table = QTableWidget(0, 3, self)
@@ -41,6 +44,9 @@ class CheatSheet(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        self.note = plain_label(note, word_wrap=True)
+        self.note.setVisible(bool(note))
+        layout.addWidget(self.note)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
         self.resize(620, 720)

@@ -20,6 +20,11 @@ It edits a :class:`LabelDraft` (screen positions, never response indices) and em
   (``set_response_count``, ``set_steps``) and ``set_draft`` never emit it.
 - Step indices are 0-based (into ``Response.steps``), shown 1-based. With one response (a
   step-wise item) only Discard is offered.
+- Strengths, error types (each maybe with a sub-kind menu or a text field) and discard
+  reasons are the label schema's (``set_schema``; else the built-in one); kinds a label has
+  that the schema lacks are kept and listed ("Also: …"). ``toggle_error(kind, focus=True)``
+  focuses the kind's text field; Esc or Enter there or in the note (Shift+Enter: new line)
+  emits ``typing_done``. Key hints follow the item's response count and steps.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -44,73 +49,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pairscope.app.records import (
-    DISCARD_REASONS,
-    ERROR_KINDS,
-    RECOGNITION_SUBKINDS,
-    STRENGTHS,
-    ErrorTag,
-    LabelDraft,
-)
+from pairscope.app.records import ErrorTag, LabelDraft
 
-from .plain_text import TEXT_LIMIT, bounded
+from . import label_choices as parts
+from .label_choices import DEFAULT_CHOICES, Choice, hint_texts, read_choices
+from .plain_text import TEXT_LIMIT, bounded, tooltip
 
 OutcomeChoice = Literal["tie", "both_bad", "discard"]
 OUTCOMES: tuple[OutcomeChoice, ...] = ("tie", "both_bad", "discard")
 OUTCOME_LABELS = {"tie": "Tie", "both_bad": "Both bad", "discard": "Discard"}
-STRENGTH_LABELS = {"slightly": "Slightly", "clearly": "Clearly", "much": "Much better"}
-DISCARD_LABELS = {
-    "both_wrong": "Both wrong",
-    "style_or_length_only": "Only style or length differs",
-    "media_unusable": "Media unusable",
-    "needs_expert": "Needs expert knowledge",
-    "other": "Other",
-}
-#: Which ``shortcut_hints`` keys each section shows, with what they do; other keys go to
-#: the footer.
-HINT_SECTIONS = {
-    "preference": (("prefer", "response"), ("tie", "tie"), ("both_bad", "both bad"), ("discard", "discard")),
-    "strength": (("strength", ""),),
-    "errors": (("errors", ""),),
-    "discard": (("discard_reasons", ""),),
-    "note": (("note", ""),),
-    "steps": (
-        ("step_correct", "correct"),
-        ("step_incorrect", "incorrect"),
-        ("step_unmark", "unmark"),
-        ("step_prev", "previous"),
-        ("step_next", "next"),
-    ),
-}
-STEPS_PER_ROW = 8
-
-ACCENT, ACCENT_DARK, DISCARD_ACCENT, MUTED = "#2563eb", "#1d4ed8", "#c2410c", "#6b7280"
-STYLE = f"""
-QPushButton {{ padding: 5px 2px; border: 1px solid #9ca3af; border-radius: 4px; background: palette(button); }}
-QPushButton:hover {{ border-color: {ACCENT}; }}
-QPushButton:checked {{ background: {ACCENT}; color: white; border-color: {ACCENT_DARK}; font-weight: bold; }}
-QPushButton#discard:checked {{ background: {DISCARD_ACCENT}; border-color: #9a3412; }}
-QPushButton:disabled {{ color: #a3a3a3; background: transparent; border-color: #d4d4d4; }}
-QPushButton:checked:disabled {{ background: #d4d4d4; color: #737373; }}
-QLabel[role="heading"] {{ font-weight: bold; margin-top: 6px; }}
-QLabel[role="hint"] {{ color: {MUTED}; font-size: 8pt; }}
-"""
-NEXT_MARK = {None: True, True: False, False: None}  # a click cycles unmarked → correct → incorrect
-STEP_GLYPH = {None: "", True: "✓", False: "✗"}
-STEP_STATE = {None: "unmarked", True: "correct", False: "incorrect"}
-STEP_STYLE = {
-    None: "background: transparent;",
-    True: "background: #16a34a; color: white;",
-    False: "background: #dc2626; color: white;",
-}
 
 
-def _check(value: str, allowed: tuple[str, ...], what: str) -> None:
+def _check(value: str, allowed: Sequence[str], what: str) -> None:
     if value not in allowed:
         raise ValueError(f"unknown {what} {value!r}; expected one of {allowed}")
 
 
-def _ordered(items, order: tuple[str, ...], key=lambda x: x) -> tuple:
+def _ordered(items, order: Sequence[str], key=lambda x: x) -> tuple:
     """``items`` in ``order``'s order; unknown ones (kept from a dataset) last, as they came."""
     return tuple(sorted(items, key=lambda x: order.index(key(x)) if key(x) in order else len(order)))
 
@@ -128,6 +83,7 @@ class LabelPanel(QWidget):
 
     changed = Signal(object)  # LabelDraft
     current_step_changed = Signal(int, int)  # (screen position, step index)
+    typing_done = Signal()  # Esc or Enter in a text field: the window takes the focus back
 
     def __init__(self, shortcut_hints: Mapping[str, str] | None = None, parent=None, *, text_debounce_ms: int = 700):
         super().__init__(parent)
@@ -139,9 +95,14 @@ class LabelPanel(QWidget):
         self.response_buttons: list[QPushButton] = []
         self.step_buttons: dict[tuple[int, int], QToolButton] = {}
         self._hints: dict[str, QLabel] = {}
+        self._given_hints: dict[str, Any] = {}
+        self._schema: dict[str, tuple[Choice, ...]] = dict(DEFAULT_CHOICES)
+        self._schema_set = False
+        self.subkind_combos: dict[str, QComboBox] = {}
+        self.text_fields: dict[str, QLineEdit] = {}
         self._timer = QTimer(self, singleShot=True, interval=text_debounce_ms)
         self._timer.timeout.connect(self.flush)
-        self.setStyleSheet(STYLE)
+        self.setStyleSheet(parts.STYLE)
         self.setMinimumWidth(260)
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(8, 4, 8, 8)
@@ -189,48 +150,24 @@ class LabelPanel(QWidget):
 
         self._strength_heading = self._section("Strength", "strength")
         self._strength_row = self._add(QWidget())
-        row = QHBoxLayout(self._strength_row)
-        row.setContentsMargins(0, 0, 0, 0)
-        self.strength_buttons = {
-            s: self._button(STRENGTH_LABELS.get(s, s), partial(self.set_strength, s), row) for s in STRENGTHS
-        }
-
         self._errors_heading = self._section("Errors in the worse response", "errors")
-        self.error_boxes = {k: self._box(k.capitalize(), partial(self.toggle_error, k)) for k in ERROR_KINDS}
-        self.recognition_combo = QComboBox()
-        for sub in (None, *RECOGNITION_SUBKINDS):
-            self.recognition_combo.addItem(sub or "any kind", sub)
-        self.recognition_combo.activated.connect(
-            lambda i: self.set_recognition_subkind(self.recognition_combo.itemData(i))
-        )
-        self.other_note = QLineEdit(placeholderText="what kind of error?")
-        self.other_note.textEdited.connect(lambda _text: self._timer.start())
-        self.other_note.editingFinished.connect(self.flush)
-        self.other_note.installEventFilter(self)
-        grid = QGridLayout()
-        grid.setSpacing(2)
-        self._layout.addLayout(grid)
-        simple = [k for k in ERROR_KINDS if k not in ("recognition", "other")]
-        for i, kind in enumerate(simple):
-            grid.addWidget(self.error_boxes[kind], i // 2, i % 2)
-        first = (len(simple) + 1) // 2
-        for offset, kind, editor in ((0, "recognition", self.recognition_combo), (1, "other", self.other_note)):
-            grid.addWidget(self.error_boxes[kind], first + offset, 0)
-            grid.addWidget(editor, first + offset, 1)
+        self._errors_box = self._add(QWidget())
         self._extra_errors = self._add(_label("", "hint"))
-
-        self._section("Discard reasons", "discard")
-        self.discard_boxes = {
-            r: self._add(self._box(DISCARD_LABELS.get(r, r.replace("_", " ")), partial(self.toggle_discard, r)))
-            for r in DISCARD_REASONS
-        }
+        self._discard_heading = self._section("Discard reasons", "discard")
+        self._discards_box = self._add(QWidget())
         self._extra_reasons = self._add(_label("", "hint"))
+        # Stand-ins while the schema has no kind with a sub-kind menu or a text field.
+        self._spare_combo, self._spare_field = QComboBox(self), QLineEdit(self)
+        for spare in (self._spare_combo, self._spare_field):
+            spare.hide()
+        self._fill_schema()
 
         self._section("Note", "note")
         self.note_edit = self._add(QPlainTextEdit(placeholderText="Optional note", tabChangesFocus=True))
         self.note_edit.setMaximumHeight(56)
         self.note_edit.textChanged.connect(lambda: self._timer.start())
         self.note_edit.installEventFilter(self)
+        self.note_edit.setToolTip("Enter: done (back to the keys) · Shift+Enter: new line")
 
         self._steps_heading = self._section("Steps", "steps")
         self._steps_box = self._add(QWidget())
@@ -238,16 +175,106 @@ class LabelPanel(QWidget):
         self._layout.addStretch(1)
         self.set_steps(())
 
-    def set_shortcut_hints(self, hints: Mapping[str, str]) -> None:
-        """Show key hints (purely visual), e.g. ``{"prefer": "1–9", "tie": "T"}``."""
-        used: set[str] = set()
-        for section, entries in HINT_SECTIONS.items():
-            parts = [f"{hints[k]} {what}".strip() for k, what in entries if hints.get(k)]
-            used.update(k for k, _ in entries)
-            self._hints[section].setText(" · ".join(parts))
-        rest = [f"{key} {name.replace('_', ' ')}" for name, key in hints.items() if name not in used and key]
-        self._footer.setText("Keys: " + " · ".join(rest) if rest else "")
-        self._footer.setVisible(bool(rest))
+    # -- the label schema ------------------------------------------------------------------
+
+    def set_schema(self, schema) -> None:
+        """Offer a label schema's entries (``app.label_schema.LabelSchema``, or any object with
+        its sections, see ``label_choices.read_choices``; ``None``: the built-in one). Keeps
+        the draft, emits nothing; its keys replace the window's hints for those sections."""
+        self._schema = {s: read_choices(getattr(schema, s)) for s in DEFAULT_CHOICES} if schema else DEFAULT_CHOICES
+        self._schema_set = True
+        self._fill_schema()
+        self._reset_editors(self._state)
+        self._render()
+        self._apply_hints()
+
+    def schema_names(self, section: str) -> tuple[str, ...]:
+        """The names offered in ``strengths``, ``error_types`` or ``discard_reasons``."""
+        return tuple(c.name for c in self._schema[section])
+
+    def _fresh(self, old: QWidget, layout_type) -> tuple[QWidget, Any]:
+        """A new empty container (with a layout of ``layout_type``) in ``old``'s place."""
+        new = QWidget()
+        self._layout.replaceWidget(old, new)
+        old.hide()
+        old.deleteLater()
+        layout = layout_type(new)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
+        return new, layout
+
+    def _fill_schema(self) -> None:
+        """(Re)build the strength buttons, error boxes (with their editors) and discard boxes."""
+        self._strength_row, row = self._fresh(self._strength_row, QHBoxLayout)
+        strengths = self._schema["strengths"]
+        self.strength_buttons = {
+            c.name: self._button(c.label, partial(self.set_strength, c.name), row) for c in strengths
+        }
+        self._errors_box, grid = self._fresh(self._errors_box, QGridLayout)
+        kinds = self._schema["error_types"]
+        self.error_boxes = {c.name: self._box(c.label, partial(self.toggle_error, c.name)) for c in kinds}
+        self.subkind_combos, self.text_fields = {}, {}
+        simple = [c for c in kinds if not (c.subkinds or c.free_text)]
+        for i, c in enumerate(simple):
+            grid.addWidget(self.error_boxes[c.name], i // 2, i % 2)
+        for i, c in enumerate((c for c in kinds if c not in simple), start=(len(simple) + 1) // 2):
+            grid.addWidget(self.error_boxes[c.name], i, 0)
+            grid.addWidget(self._editor(c), i, 1)
+        self._discards_box, column = self._fresh(self._discards_box, QVBoxLayout)
+        reasons = self._schema["discard_reasons"]
+        self.discard_boxes = {c.name: self._box(c.label, partial(self.toggle_discard, c.name)) for c in reasons}
+        for c in reasons:
+            column.addWidget(self.discard_boxes[c.name])
+        for controls, choices in (
+            (self.strength_buttons, strengths),
+            (self.error_boxes, kinds),
+            (self.discard_boxes, reasons),
+        ):
+            for c in choices:
+                controls[c.name].setToolTip(tooltip(f"{c.description}  ({c.key})" if c.key else c.description))
+        self._discard_heading.setVisible(bool(reasons))
+        self._errors_heading.setVisible(bool(kinds))
+
+    def _editor(self, choice: Choice) -> QWidget:
+        kind = choice.name
+        if choice.subkinds:
+            combo = self.subkind_combos[kind] = QComboBox()
+            for sub in (None, *choice.subkinds):
+                combo.addItem(sub or "any kind", sub)
+            combo.activated.connect(lambda i, k=kind, c=combo: self.set_subkind(k, c.itemData(i)))
+            return combo
+        field = self.text_fields[kind] = QLineEdit(placeholderText="what kind of error?  (Enter: done)")
+        field.textEdited.connect(lambda _text: self._timer.start())
+        field.editingFinished.connect(self.flush)
+        field.installEventFilter(self)
+        return field
+
+    @property
+    def recognition_combo(self) -> QComboBox:
+        """The sub-kind menu of "recognition" (else of the first kind with one)."""
+        return self.subkind_combos.get("recognition") or next(iter(self.subkind_combos.values()), self._spare_combo)
+
+    @property
+    def other_note(self) -> QLineEdit:
+        """The text field of "other" (else of the first kind with one)."""
+        return self.text_fields.get("other") or next(iter(self.text_fields.values()), self._spare_field)
+
+    # -- key hints ----------------------------------------------------------------------------
+
+    def set_shortcut_hints(self, hints: Mapping[str, Any]) -> None:
+        """Show key hints (purely visual), e.g. ``{"prefer": "1–9", "tie": "T"}``. ``prefer``
+        may list one key per response (``("1", "2", "3", "4")``, or ``"1 / 2"``, continued
+        with 3, 4 for more responses)."""
+        self._given_hints = dict(hints)
+        self._apply_hints()
+
+    def _apply_hints(self) -> None:
+        keys = {s: [c.key for c in self._schema[s] if c.key] for s in self._schema} if self._schema_set else None
+        texts, footer = hint_texts(self._given_hints, self._n, bool(self.step_buttons), keys)
+        for section, text in texts.items():
+            self._hints[section].setText(text)
+        self._footer.setText(footer)
+        self._footer.setVisible(bool(footer))
         self._sync_sections()
 
     def _sync_sections(self) -> None:
@@ -276,18 +303,19 @@ class LabelPanel(QWidget):
         self._pref_heading.setText({1: "Outcome", 2: "Preference"}.get(n, "Best response"))
         which = {1: "the response", 2: "the worse response"}.get(n, "the rejected responses")
         self._errors_heading.setText(f"Errors in {which}")
-        self._sync_sections()
+        self._apply_hints()
         self._render()
 
     def draft(self) -> LabelDraft:
         """The current draft, including text typed but not yet committed."""
         s = self._state
-        other = self.other_note.text() or None
-        tags, folded = [], False
-        for tag in s.error_types:
-            if tag.kind == "other" and not folded:
-                folded = True
-                tag = tag if tag.note == other else replace(tag, note=other)
+        tags, folded = [], set()
+        for tag in s.error_types:  # each text field's text is the note of its kind's first tag
+            field = self.text_fields.get(tag.kind)
+            if field is not None and tag.kind not in folded:
+                folded.add(tag.kind)
+                typed = field.text() or None
+                tag = tag if tag.note == typed else replace(tag, note=typed)
             tags.append(tag)
         note = self.note_edit.toPlainText()
         if note == s.note and tuple(tags) == s.error_types:
@@ -304,10 +332,13 @@ class LabelPanel(QWidget):
         self._move_cursor(self._first_step(skip={(p, i) for p, i, _ in draft.step_marks}))
 
     def _reset_editors(self, draft: LabelDraft) -> None:
-        other = next((t for t in draft.error_types if t.kind == "other"), None)
-        with QSignalBlocker(self.other_note), QSignalBlocker(self.recognition_combo):
-            self.other_note.setText((other.note or "") if other else "")
-            self.recognition_combo.setCurrentIndex(0)
+        for kind, field in self.text_fields.items():
+            tag = next((t for t in draft.error_types if t.kind == kind), None)
+            with QSignalBlocker(field):
+                field.setText((tag.note or "") if tag else "")
+        for combo in self.subkind_combos.values():
+            with QSignalBlocker(combo):
+                combo.setCurrentIndex(0)
 
     def flush(self) -> None:
         """Commit typed text now (emits ``changed`` if it differs from the last draft)."""
@@ -325,7 +356,20 @@ class LabelPanel(QWidget):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt API)
         if event.type() == QEvent.Type.FocusOut and self._timer.isActive():
             self.flush()
+        elif event.type() == QEvent.Type.KeyPress and self._done_typing(watched, event):
+            self.flush()
+            self.typing_done.emit()
+            return True
         return super().eventFilter(watched, event)
+
+    def _done_typing(self, watched, event) -> bool:
+        """Esc, or Enter (in the note: without Shift), in a text field of the panel."""
+        if watched is not self.note_edit and watched not in self.text_fields.values():
+            return False
+        if event.key() == Qt.Key.Key_Escape:
+            return True
+        enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        return enter and not (watched is self.note_edit and event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
 
     def prefer(self, position: int) -> bool:
         """Prefer the response at screen ``position`` (1-based); again to deselect."""
@@ -356,34 +400,47 @@ class LabelPanel(QWidget):
 
     def set_strength(self, name: str) -> bool:
         """Set how much better the preferred response is; again to deselect."""
-        _check(name, STRENGTHS, "strength")
+        _check(name, self.schema_names("strengths"), "strength")
         base = self.draft()
         if base.outcome != "prefer":
             return False
         return self._commit(replace(base, strength=None if base.strength == name else name))
 
-    def toggle_error(self, kind: str) -> bool:
-        """Tick or untick an error type of the worse response."""
-        _check(kind, ERROR_KINDS, "error kind")
+    def toggle_error(self, kind: str, *, focus: bool = False) -> bool:
+        """Tick or untick an error type of the worse response; with ``focus`` a kind with a
+        text field that is now ticked takes the keyboard focus into it."""
+        order = self.schema_names("error_types")
+        _check(kind, order, "error kind")
         base = self.draft()
         tags = [t for t in base.error_types if t.kind != kind]
         if len(tags) == len(base.error_types):
-            subkind = self.recognition_combo.currentData() if kind == "recognition" else None
-            note = (self.other_note.text() or None) if kind == "other" else None
+            combo, field = self.subkind_combos.get(kind), self.text_fields.get(kind)
+            subkind = combo.currentData() if combo is not None else None
+            note = (field.text() or None) if field is not None else None
             tags.append(ErrorTag(kind=kind, subkind=subkind, note=note))
-        return self._commit(replace(base, error_types=_ordered(tags, ERROR_KINDS, key=lambda t: t.kind)))
+        changed = self._commit(replace(base, error_types=_ordered(tags, order, key=lambda t: t.kind)))
+        field = self.text_fields.get(kind)
+        if focus and field is not None and field.isEnabled():
+            field.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            field.selectAll()
+        return changed
 
-    def set_recognition_subkind(self, subkind: str | None) -> bool:
-        """Set the sub-kind of a ticked recognition error (``None``: unspecified)."""
+    def set_subkind(self, kind: str, subkind: str | None) -> bool:
+        """Set the sub-kind of a ticked error type (``None``: unspecified)."""
         base = self.draft()
-        tags = tuple(replace(t, subkind=subkind) if t.kind == "recognition" else t for t in base.error_types)
+        tags = tuple(replace(t, subkind=subkind) if t.kind == kind else t for t in base.error_types)
         if tags == base.error_types:
             return False
         return self._commit(replace(base, error_types=tags))
 
+    def set_recognition_subkind(self, subkind: str | None) -> bool:
+        """Set the sub-kind of a ticked recognition error (``None``: unspecified)."""
+        return self.set_subkind("recognition", subkind)
+
     def toggle_discard(self, reason: str) -> bool:
         """Tick or untick a discard reason; ticking one selects Discard (see module doc)."""
-        _check(reason, DISCARD_REASONS, "discard reason")
+        reasons = self.schema_names("discard_reasons")
+        _check(reason, reasons, "discard reason")
         base = self.draft()
         if reason in base.discard_reasons:
             new = replace(base, discard_reasons=tuple(r for r in base.discard_reasons if r != reason))
@@ -391,7 +448,7 @@ class LabelPanel(QWidget):
                 new = replace(new, outcome=None)
                 self._implicit_discard = False
         else:
-            new = replace(base, discard_reasons=_ordered(base.discard_reasons + (reason,), DISCARD_REASONS))
+            new = replace(base, discard_reasons=_ordered(base.discard_reasons + (reason,), reasons))
             if base.outcome != "discard":
                 new = replace(new, outcome="discard", preferred_position=None, strength=None)
                 self._implicit_discard = True
@@ -421,15 +478,15 @@ class LabelPanel(QWidget):
                 button = QToolButton()
                 button.setText(str(index + 1))
                 button.clicked.connect(lambda _=False, p=position, i=index: self._on_step_clicked(p, i))
-                grid.addWidget(button, row + index // STEPS_PER_ROW, 1 + index % STEPS_PER_ROW)
+                grid.addWidget(button, row + index // parts.STEPS_PER_ROW, 1 + index % parts.STEPS_PER_ROW)
                 self.step_buttons[(position, index)] = button
-            row += (count + STEPS_PER_ROW - 1) // STEPS_PER_ROW
-        grid.setColumnStretch(STEPS_PER_ROW + 1, 1)
+            row += (count + parts.STEPS_PER_ROW - 1) // parts.STEPS_PER_ROW
+        grid.setColumnStretch(parts.STEPS_PER_ROW + 1, 1)
         self._layout.replaceWidget(self._steps_box, box)
         self._steps_box.hide()
         self._steps_box.deleteLater()
         self._steps_box = box
-        self._sync_sections()
+        self._apply_hints()
         self._cursor = None
         self._move_cursor(self._first_step())
 
@@ -477,7 +534,7 @@ class LabelPanel(QWidget):
 
     def _on_step_clicked(self, position: int, index: int) -> None:
         self._move_cursor((position, index))
-        self._set_mark(position, index, NEXT_MARK[self._mark(position, index)])
+        self._set_mark(position, index, parts.NEXT_MARK[self._mark(position, index)])
 
     def _move_cursor(self, step: tuple[int, int] | None) -> None:
         if step != self._cursor:
@@ -498,26 +555,28 @@ class LabelPanel(QWidget):
         kinds = {t.kind: t for t in reversed(s.error_types)}
         for kind, box in self.error_boxes.items():
             box.setChecked(kind in kinds)
-        recognition = kinds.get("recognition")
-        self.recognition_combo.setEnabled(recognition is not None)
-        if recognition is not None:
-            with QSignalBlocker(self.recognition_combo):
-                index = self.recognition_combo.findData(recognition.subkind)
-                if index < 0:
-                    self.recognition_combo.addItem(recognition.subkind or "", recognition.subkind)
-                    index = self.recognition_combo.count() - 1
-                self.recognition_combo.setCurrentIndex(index)
-        self.other_note.setEnabled("other" in kinds)
-        if "other" in kinds and self.other_note.text() != (kinds["other"].note or ""):
-            with QSignalBlocker(self.other_note):
-                self.other_note.setText(kinds["other"].note or "")
+        for kind, combo in self.subkind_combos.items():
+            tag = kinds.get(kind)
+            combo.setEnabled(tag is not None)
+            if tag is not None:
+                with QSignalBlocker(combo):
+                    index = combo.findData(tag.subkind)
+                    if index < 0:
+                        combo.addItem(tag.subkind or "", tag.subkind)
+                        index = combo.count() - 1
+                    combo.setCurrentIndex(index)
+        for kind, field in self.text_fields.items():
+            field.setEnabled(kind in kinds)
+            if kind in kinds and field.text() != (kinds[kind].note or ""):
+                with QSignalBlocker(field):
+                    field.setText(kinds[kind].note or "")
         for reason, box in self.discard_boxes.items():
             box.setChecked(reason in s.discard_reasons)
-        for label, extra in (
-            (self._extra_errors, [t.label() for t in s.error_types if t.kind not in ERROR_KINDS]),
-            (self._extra_reasons, [r for r in s.discard_reasons if r not in DISCARD_REASONS]),
+        for label, extra in (  # a dataset's tags, or an older schema's: kept, listed
+            (self._extra_errors, [t.label() for t in s.error_types if t.kind not in self.error_boxes]),
+            (self._extra_reasons, [r for r in s.discard_reasons if r not in self.discard_boxes]),
         ):
-            label.setText(bounded("Also: " + ", ".join(extra), TEXT_LIMIT) if extra else "")  # a dataset's tags
+            label.setText(bounded("Also: " + ", ".join(extra), TEXT_LIMIT) if extra else "")
             label.setVisible(bool(extra))
         if self.note_edit.toPlainText() != s.note:
             with QSignalBlocker(self.note_edit):
@@ -528,10 +587,10 @@ class LabelPanel(QWidget):
         marks = {(p, i): c for p, i, c in self._state.step_marks}
         for (position, index), button in self.step_buttons.items():
             mark = marks.get((position, index))
-            border = f"2px solid {ACCENT}" if (position, index) == self._cursor else "1px solid #9ca3af"
-            look = f"min-width: 22px; padding: 2px; border: {border}; border-radius: 3px; {STEP_STYLE[mark]}"
+            border = f"2px solid {parts.ACCENT}" if (position, index) == self._cursor else "1px solid #9ca3af"
+            look = f"min-width: 22px; padding: 2px; border: {border}; border-radius: 3px; {parts.STEP_STYLE[mark]}"
             style = f"QToolButton {{ {look} }}"
             if button.styleSheet() != style:
                 button.setStyleSheet(style)
-            button.setText(f"{index + 1}{STEP_GLYPH[mark]}")
-            button.setToolTip(f"Response {position}, step {index + 1}: {STEP_STATE[mark]}")
+            button.setText(f"{index + 1}{parts.STEP_GLYPH[mark]}")
+            button.setToolTip(f"Response {position}, step {index + 1}: {parts.STEP_STATE[mark]}")

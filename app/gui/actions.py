@@ -1,4 +1,8 @@
-"""Bind every shortcut of :data:`pairscope.app.keymap.KEYMAP` to the window's handlers."""
+"""Bind every shortcut of the window's keymap (:data:`pairscope.app.keymap.KEYMAP` for the
+built-in label schema, ``LabelSchema.keymap()`` for the project's) to the window's handlers.
+
+The project's label schema drives the label panel, the strength / error / discard keys and
+the cheat sheet; its guidelines open in a dock (F2)."""
 
 from __future__ import annotations
 
@@ -6,13 +10,14 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu
+from PySide6.QtWidgets import QDockWidget, QMenu
 
 from pairscope.widgets.cheat_sheet import CheatSheet
+from pairscope.widgets.guidelines_panel import GuidelinesPanel
 
-from ..keymap import KEYMAP
-from ..records import DISCARD_REASONS, ERROR_KINDS, STRENGTHS
+from ..label_schema import DEFAULT_SCHEMA, LabelSchema
 
 if TYPE_CHECKING:
     from .export_dialog import ExportDialog
@@ -20,9 +25,24 @@ if TYPE_CHECKING:
     from .stats_view import StatsView
 
 
-def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
-    """Action name → what it does in this window."""
+GUIDELINES_DOCK = "guidelines-dock"
+
+
+def window_schema(w: MainWindow) -> LabelSchema:
+    """The project's label schema, as the window's controller has it (the built-in one for
+    a controller that has none)."""
+    controller = w.controller
+    getter = getattr(controller, "label_schema", None)
+    if callable(getter):
+        return getter()
+    session = getattr(controller, "session", None)
+    return getattr(session, "schema", None) or DEFAULT_SCHEMA
+
+
+def handlers(w: MainWindow, schema: LabelSchema | None = None) -> dict[str, Callable[[], object]]:
+    """Action name → what it does in this window (under ``schema``, default: the window's)."""
     panel, media, responses = w.panel, w.media, w.responses
+    schema = schema or window_schema(w)
 
     def focus_search() -> None:
         w.search.setFocus()
@@ -58,6 +78,7 @@ def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
         "frame_forward": lambda: media.step(1),
         "frame_back": lambda: media.step(-1),
         "cheat_sheet": lambda: show_cheat_sheet(w),
+        "guidelines": lambda: toggle_guidelines(w),
         "judge_panel": w.toggle_judge,
         "statistics": lambda: show_statistics(w),
         "review_panel": w.toggle_review,
@@ -71,24 +92,38 @@ def handlers(w: MainWindow) -> dict[str, Callable[[], object]]:
     }
     for position in range(1, 5):
         table[f"prefer_{position}"] = partial(panel.prefer, position)
-    for name in STRENGTHS:
-        table[f"strength_{name}"] = partial(panel.set_strength, name)
-    for kind in ERROR_KINDS:
-        table[f"error_{kind}"] = partial(panel.toggle_error, kind)
-    for reason in DISCARD_REASONS:
-        table[f"discard_{reason}"] = partial(panel.toggle_discard, reason)
+    for c in schema.strengths:
+        table[f"strength_{c.name}"] = partial(panel.set_strength, c.name)
+    for c in schema.error_types:  # a kind with a text field: its key also focuses the field
+        table[f"error_{c.name}"] = partial(panel.toggle_error, c.name, focus=True)
+    for c in schema.discard_reasons:
+        table[f"discard_{c.name}"] = partial(panel.toggle_discard, c.name)
     return table
 
 
+def _keyboard_home(w: MainWindow) -> None:
+    """Give the keyboard back to labeling (after Enter or Esc in a panel text field)."""
+    home = getattr(w, "keyboard", None)
+    if home is not None:
+        home.go_home()
+    else:
+        w.center.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+
 def install_actions(w: MainWindow) -> dict[str, QAction]:
-    """Create one QAction per shortcut on the window, and the menus that list them."""
-    todo = handlers(w)
-    missing = {s.action for s in KEYMAP} - set(todo)
+    """Show the project's label schema in the panel, create one QAction per shortcut of its
+    keymap on the window, and the menus that list them."""
+    schema = window_schema(w)
+    w.panel.set_schema(schema)
+    w.panel.typing_done.connect(lambda: _keyboard_home(w))
+    keymap = schema.keymap()
+    todo = handlers(w, schema)
+    missing = {s.action for s in keymap} - set(todo)
     if missing:
         raise RuntimeError(f"keymap actions without a handler: {sorted(missing)}")
     actions: dict[str, QAction] = {}
     menus: dict[str, QMenu] = {}
-    for shortcut in KEYMAP:
+    for shortcut in keymap:
         action = QAction(shortcut.description, w)
         action.setShortcuts([QKeySequence(k) for k in shortcut.keys])
         action.triggered.connect(lambda _checked=False, f=todo[shortcut.action]: f())
@@ -103,7 +138,9 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
 
 
 def show_cheat_sheet(w: MainWindow) -> CheatSheet:
-    sheet = CheatSheet([(s.section, s.keys, s.description) for s in KEYMAP], w)
+    schema = window_schema(w)
+    note = f"Label schema: {schema.title or 'unnamed'} (version {schema.version}) · F2: the guidelines"
+    sheet = CheatSheet([(s.section, s.keys, s.description) for s in schema.keymap()], w, note=note)
     sheet.setModal(False)
     sheet.show()
     w.cheat_sheet = sheet
@@ -127,3 +164,33 @@ def show_export(w: MainWindow) -> ExportDialog:
     w.export_dialog = dialog
     dialog.open()
     return dialog
+
+
+def guidelines_dock(w: MainWindow) -> QDockWidget | None:
+    """The guidelines dock, once :func:`show_guidelines` made it."""
+    return w.findChild(QDockWidget, GUIDELINES_DOCK)
+
+
+def show_guidelines(w: MainWindow) -> QDockWidget:
+    """Show the project's Markdown guidelines (of its label schema) in a dock on the right."""
+    dock = guidelines_dock(w)
+    if dock is None:
+        dock = QDockWidget("Guidelines", w)
+        dock.setObjectName(GUIDELINES_DOCK)
+        dock.setWidget(GuidelinesPanel())
+        w.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+    schema = window_schema(w)
+    panel = dock.widget()
+    assert isinstance(panel, GuidelinesPanel)
+    panel.set_guidelines(schema.guidelines, schema.title, schema.version)
+    dock.show()
+    dock.raise_()
+    return dock
+
+
+def toggle_guidelines(w: MainWindow) -> None:
+    dock = guidelines_dock(w)
+    if dock is not None and dock.isVisible():
+        dock.hide()
+    else:
+        show_guidelines(w)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..records import ERROR_KINDS
+from ..label_schema import error_kind_order, kind_order_key
 from .data import StatsData
 
 
@@ -28,7 +28,7 @@ def dataset_report(data: StatsData) -> dict[str, Any]:
     """Error-tag distribution and word quartiles of the project's items."""
     counts = Counter(kind for tags in data.error_kinds for kind in tags)
     total = sum(counts.values())
-    order = sorted(counts, key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k))
+    order = sorted(counts, key=kind_order_key(error_kind_order(data)))  # the project's schema order
     tokens = (
         data.image_tokens
         if data.image_tokens is not None and len(data.image_tokens)

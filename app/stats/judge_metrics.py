@@ -31,7 +31,8 @@ import numpy as np
 from ..judge.modes import Samples, get_mode
 from ..judge.votes import CONVENTIONS, DEFAULT_CONVENTION, ERROR, UNPARSED, decide, decide_counts, vote_counts
 from ..judge.votes import TIE as TIE_VOTE
-from ..records import ERROR_KINDS, VIDEOREWARDBENCH_DIMENSIONS
+from ..label_schema import error_kind_order, kind_order_key
+from ..records import VIDEOREWARDBENCH_DIMENSIONS
 from .data import BOTH_BAD, TIE, RunData, StatsData
 
 K_CURVE = (1, 3, 5, 7, 9)
@@ -410,10 +411,7 @@ def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:
     """Error kinds present (taxonomy order, unknown kinds after) and an items × kinds mask,
     built per distinct tag tuple (few) rather than per item."""
     distinct = list(set(data.error_kinds))
-    present = sorted(
-        {k for tags in distinct for k in tags},
-        key=lambda k: (ERROR_KINDS.index(k) if k in ERROR_KINDS else len(ERROR_KINDS), k),
-    )
+    present = sorted({k for tags in distinct for k in tags}, key=kind_order_key(error_kind_order(data)))
     per_tuple = np.zeros((len(distinct), len(present)), dtype=bool)
     for j, tags in enumerate(distinct):
         per_tuple[j] = [k in tags for k in present]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .connection import SQLITE_MAGIC, StoreBase, inserted_id, utc_now
 from .items import ItemsMixin, display_id
+from .label_schemas import copy_label_schemas, schema_rows_of
 from .schema import LATEST_VERSION, SchemaError
 from .search import index_batch
 
@@ -216,6 +217,8 @@ class CopyCounts:
     collections_added: int = 0
     collection_items_added: int = 0
     collection_items_present: int = 0
+    label_schemas_added: int = 0
+    label_schemas_present: int = 0
     missing_media: int = 0
     #: ``table.column`` of source columns the receiving project lacks (their values stay behind)
     columns_not_copied: list[str] = field(default_factory=list)
@@ -254,6 +257,7 @@ class ProjectCopier:
         self.maps: dict[str, dict[int, int]] = {table: {} for table in _REMAPPED}  # source id -> dst id
         self.item_map = self.maps["items"]
         self._columns_of: dict[str, list[str]] = {}
+        self._schemas_copied = False
         self._remaps: dict[str, dict[str, dict[int, int]]] = {}
         self._annotators = dict(self.conn.execute("SELECT name, id FROM annotators"))
         self._src_annotators = {
@@ -394,9 +398,23 @@ class ProjectCopier:
         found = self.conn.execute(f"SELECT 1 FROM {_quoted(table)} WHERE {where}", list(key.values())).fetchone()
         return found is not None
 
+    def label_schemas(self) -> None:
+        """The source's label schema versions the receiving project lacks (once per copier);
+        a version it holds with another schema raises ``LabelSchemaConflict``."""
+        if self._schemas_copied:
+            return
+        self._schemas_copied = True
+        added, present = copy_label_schemas(
+            self.conn, schema_rows_of(self.src.conn), str(self.src.path), str(self.dst.path)
+        )
+        self.counts.label_schemas_added += added
+        self.counts.label_schemas_present += present
+
     def labels(self, annotator: str | None = None) -> None:
         """Every label row of mapped items (optionally one annotator's), matched by uuid, in
-        the source's order (time, then row order)."""
+        the source's order (time, then row order), after the label schemas they were given
+        under (:meth:`label_schemas`)."""
+        self.label_schemas()
         columns = self._columns("labels")
         for row in self._labels_of("labels", columns, annotator, ["created_at", "rowid"]):
             if self._present("labels", {"uuid": row["uuid"]}):

@@ -21,6 +21,7 @@ from typing import Any, TypeGuard
 from ..records import ErrorTag
 from .connection import StoreBase
 from .judge import _RUN_COLUMNS, _VERDICT_COLUMNS, _run, _verdict
+from .label_schemas import conflict_message, same_schema, schema_rows_of
 from .labels import _label_from_row
 from .merge import _OWN_COLUMNS, _REMAPPED, REQUIRED_TABLES, ProjectSource, _database, _insert_sql, _names, _quoted
 from .schema import migrate
@@ -146,6 +147,7 @@ class _SourceCheck:
     ):
         self.src, self.selected, self.annotator, self.judge = src, selected, annotator, judge
         self.file = str(src.path)
+        self.target = "the receiving project"  # check_source names it
         self.problems: list[RowProblem] = []
         conn = src.conn
         self.items = {i: (ext, n) for i, ext, n in conn.execute("SELECT id, ext_id, n_responses FROM items")}
@@ -183,6 +185,7 @@ class _SourceCheck:
         for table in _ITEM_TABLES:
             self._table(table, self._by_item("id" if table == "items" else "item_id"))
         self._table("annotators", lambda row: True)
+        self._label_schemas()
         self._table("labels", self._labeled_in_scope)
         self._table("display_orders", self._labeled_in_scope)
         if self.judge:
@@ -372,6 +375,26 @@ class _SourceCheck:
             said = label.preferred
             problems.append(f"preferred is {_show(row['preferred'])}, but its ranking and outcome say {said}")
 
+    def _label_schemas(self) -> None:
+        """Each label schema version: a JSON object, and, where the receiving project holds the
+        same version, the same schema (labels of that version must mean the same there)."""
+        theirs = {row.version: row for row in schema_rows_of(self.schema)}
+        for position, row in enumerate(schema_rows_of(self.src.conn), start=1):
+            problems: list[str] = []
+            if not _is_int(row.version) or row.version < 1:
+                problems.append(f"version is {_show(row.version)}, not a whole number ≥ 1")
+            _json({"schema": row.schema}, "schema", dict, problems)
+            if not isinstance(row.guidelines, str):
+                problems.append(f"guidelines is {_show(row.guidelines)}, not text")
+            _time({"created_at": row.created_at}, "created_at", problems)
+            there = theirs.get(row.version)
+            if not problems and there is not None and not same_schema(there, row):
+                problems.append(conflict_message(self.file, self.target, row.version))
+            if problems:
+                self.problems.append(
+                    RowProblem(self.file, "label_schemas", position, f"version {row.version}", tuple(problems))
+                )
+
     def _display_orders(self, row: dict, problems: list[str]) -> None:
         order = _json(row, "display_order", list, problems)
         if order is not None and not _indices(order, self._n(row.get("item_id"))):
@@ -443,6 +466,8 @@ def check_source(
     """
     schema = dst.conn if dst is not None else fresh_schema()
     check = _SourceCheck(src, schema, selected, annotator, judge)
+    if dst is not None:
+        check.target = str(dst.path)
     try:
         return check.run()
     finally:
