@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("info", help="counts of items, labels, judge runs and missing media")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--missing", action="store_true", help="list every item whose media are missing or refused")
 
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path, help="project file to create")
 
     p = sub.add_parser("judge", help="run a judge model (local, or behind an endpoint) over a project (resumable)")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--model", required=True, help="model folder (transformers) or served model name (openai)")
     p.add_argument(
         "--backend",
@@ -147,26 +147,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import-verdicts", help="make a judge run from verdicts or scores produced elsewhere (JSONL)")
     p.add_argument("path", type=Path, help="JSONL: item, sample, order, and output | choice | scores per line")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--name", required=True, help="the judge's name (shown as the run's model)")
     p.add_argument("--k", type=int, help="samples per item the official majority is taken of (default: the most given)")
     p.add_argument("--parser", choices=PARSERS, default="lenient", help="parser for 'output' rows")
 
     p = sub.add_parser("reparse", help="read a run's stored raw outputs with another parser, as a new run")
-    p.add_argument("--db", type=Path, required=True)
-    p.add_argument("--run", type=int, required=True)
-    p.add_argument("--parser", choices=PARSERS, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
+    p.add_argument(
+        "--run", type=int, required=True, help="the run whose raw outputs to read again (pairscope info lists runs)"
+    )
+    p.add_argument("--parser", choices=PARSERS, required=True, help="the verdict parser to read them with")
 
     p = sub.add_parser("stats", help="agreement, judge accuracy and length bias")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--run", type=int, help="only this judge run")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--report", type=Path, metavar="DIR", help="also write report.md, stats.json and figures")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the 95%% CIs")
 
     p = sub.add_parser("export", help="export a curated set (JSONL + media + manifest.json)")
-    p.add_argument("--db", type=Path, required=True)
-    p.add_argument("--format", required=True, choices=("vlrewardbench", "trl", "jsonl"))
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=("vlrewardbench", "trl", "jsonl"),
+        help="vlrewardbench: the benchmark's rows; trl: chosen/rejected; jsonl: every field and label",
+    )
     p.add_argument("--out", type=Path, required=True, help="output folder (must be empty unless --force)")
     p.add_argument(
         "--source",
@@ -186,9 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
 
     p = sub.add_parser("pack", help="a self-contained project (items + media) for one annotator")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--out", type=Path, required=True, help="the packed project file")
-    p.add_argument("--annotator", required=True)
+    p.add_argument("--annotator", required=True, help="whose pack it is (their labels go with it)")
     p.add_argument("--collection", help="only this collection")
     p.add_argument("--force", action="store_true", help="replace an existing file")
 
@@ -198,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-unrelated", action="store_true", help="merge projects that share no items")
 
     p = sub.add_parser("schema", help="the project's label schema (error types, discard reasons, strengths, keys)")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     actions = p.add_subparsers(dest="schema_action", metavar="ACTION", required=True)
     a = actions.add_parser("show", help="the schema labels are given under now, and every stored version")
     a.add_argument("--version", type=int, dest="schema_version", help="a stored version instead of the newest")

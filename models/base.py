@@ -49,6 +49,10 @@ class Generation:
     media_sent: dict[str, Any] = field(default_factory=dict)
     #: The torch seed the generation was sampled with (shared by its batch); None when greedy or unseeded.
     seed: int | None = None
+    #: Per generated token ``{"token": str, "logprob": float, "top": [{"token", "logprob"}, ...]}``
+    #: where the backend returns log-probabilities (an OpenAI-compatible server that supports
+    #: them); None otherwise.
+    logprobs: list[dict[str, Any]] | None = None
 
 
 class JudgeBackend(Protocol):
@@ -89,7 +93,7 @@ def register_backend(name: str):
 
 
 def create_backend(name: str, **options: Any) -> JudgeBackend:
-    """Build a registered backend (``transformers``, …); ``JudgeError`` for unknown names."""
+    """Build a registered backend (``transformers``, ``openai``, …); ``JudgeError`` for unknown names."""
     if name not in BACKENDS:
         _load_builtin_backends()
     try:
@@ -101,4 +105,4 @@ def create_backend(name: str, **options: Any) -> JudgeBackend:
 
 def _load_builtin_backends() -> None:
     # Importing a backend module registers it; the module itself defers torch until load.
-    from . import transformers_backend  # noqa: F401
+    from . import openai_backend, transformers_backend  # noqa: F401

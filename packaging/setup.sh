@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up PairScope in ./.venv on a fresh machine: torch from the local wheel, then the
 # package with its test extras. With --gui, also the apt packages a real Qt window needs
-# (xcb libraries, Xvfb for machines without a screen). Safe to run again: it only adds
+# (xcb libraries; Xvfb, a window manager and xdotool for machines without a screen and the
+# test that types real keys). Safe to run again: it only adds
 # what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ want_gui=0
 [ "${1:-}" = "--gui" ] && want_gui=1
 
 if [ "$want_gui" = 1 ] && command -v dpkg-query >/dev/null 2>&1; then
-    pkgs=(xvfb xauth x11-utils imagemagick libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-randr0
+    pkgs=(xvfb xauth x11-utils xdotool openbox imagemagick libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-randr0
           libxcb-render-util0 libxcb-shape0 libxcb-xfixes0 libxcb-xkb1 libxkbcommon-x11-0 libxcb-cursor0
           libegl1 libgl1 libfontconfig1 libdbus-1-3 fonts-dejavu-core)
     missing=()
@@ -39,6 +40,8 @@ if ! .venv/bin/python -c "import torch, torchvision" >/dev/null 2>&1; then
     echo "setup: installing torch 2.14.1 + torchvision 0.29.1"
     pip_install torch==2.14.1 torchvision==0.29.1
 fi
-echo "setup: installing pairscope (editable) with dev extras"
-pip_install -e ".[dev]"
+echo "setup: installing pairscope (editable) with dev and endpoint extras"
+# endpoint: httpx for --backend openai; dev brings transformers[serving] (FastAPI, uvicorn) so
+# the tests can run a real `transformers serve` for it.
+pip_install -e ".[dev,endpoint]"
 .venv/bin/python -c "import pairscope.app, torch; print('setup: ok, torch', torch.__version__)"

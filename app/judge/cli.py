@@ -13,14 +13,31 @@ from .session import JudgeConfig, JudgeSession, RunProgress
 
 
 def progress_line(state: RunProgress, width: int = 30) -> str:
-    """``[#####.....]  120/1250 samples  3.2/s  ETA 05:12``"""
+    """``[#####.....]  120/1250 samples  3.2/s  ETA 05:12  3 failed``"""
     filled = int(width * state.done / state.total) if state.total else width
     eta = state.eta_s
     eta_text = "--:--" if eta is None else f"{int(eta // 60):02d}:{int(eta % 60):02d}"
+    failed = getattr(state, "failed", 0)
     return (
         f"[{'#' * filled}{'.' * (width - filled)}] {state.done}/{state.total} samples"
-        f"  {state.rate:.2f}/s  ETA {eta_text}"
+        f"  {state.rate:.2f}/s  ETA {eta_text}" + (f"  {failed} failed" if failed else "")
     )
+
+
+def backend_options(args) -> dict:
+    """The options ``create_backend`` gets from the command line, per backend."""
+    if args.backend == "openai":
+        if not getattr(args, "endpoint", None):
+            raise JudgeError("--backend openai needs --endpoint URL (e.g. http://localhost:8000/v1)")
+        return dict(
+            endpoint=args.endpoint,
+            model=args.model,
+            api_key_env=getattr(args, "api_key_env", None),
+            concurrency=getattr(args, "concurrency", 8),
+            timeout=getattr(args, "timeout", 120.0),
+            retries=getattr(args, "retries", 4),
+        )
+    return dict(model_path=args.model, device=args.device, batch_size=args.batch_size)
 
 
 def run_judge(args) -> int:
@@ -38,9 +55,7 @@ def run_judge(args) -> int:
     )
     with Store.open(args.db) as store:
         try:
-            backend = create_backend(
-                args.backend, model_path=args.model, device=args.device, batch_size=args.batch_size
-            )
+            backend = create_backend(args.backend, **backend_options(args))
         except JudgeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
@@ -67,7 +82,8 @@ def run_judge(args) -> int:
 
             def show(state: RunProgress) -> None:
                 end = "\r" if tty else "\n"
-                if tty or state.done == state.total or state.done % max(1, config.batch_size * 10) == 0:
+                every = max(1, session.batch_size() * 10)
+                if tty or state.done == state.total or state.done % every == 0:
                     print(progress_line(state), end=end, file=sys.stderr, flush=True)
 
             try:

@@ -28,6 +28,8 @@ from .results import clear_failed, record_verdicts
 
 IMAGE_MAX_SIZE = (2048, 2048)
 FRAME_MAX_SIZE = (768, 768)
+#: What an endpoint backend's ``describe()`` adds to a new run's generation record.
+ENDPOINT_INFO = ("endpoint", "served_model", "server_model", "api_key_env", "concurrency", "timeout_s", "retries")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,7 @@ class RunProgress:
     done: int = 0
     total: int = 0
     started: float = field(default_factory=time.monotonic)
+    failed: int = 0  # stored samples whose generation failed (a rerun retries them)
 
     @property
     def rate(self) -> float:
@@ -149,10 +152,12 @@ class JudgeSession:
         generation = {
             "max_new_tokens": self.config.max_new_tokens,
             "temperature": self.config.temperature,
-            "batch_size": self.config.batch_size,
+            "batch_size": self.batch_size(),
             "device": info.get("device"),
             "dtype": info.get("dtype"),
         }
+        # A judge behind an endpoint: where it was and what the server said it serves (never a key).
+        generation.update({k: info[k] for k in ENDPOINT_INFO if info.get(k) is not None})
         self.run = self.store.create_run(
             template_name=self.template.name, template_text=self.template.text, generation=generation, **self._key()
         )
@@ -188,7 +193,7 @@ class JudgeSession:
         state = RunProgress(total=len(units))
         if progress:
             progress(state)
-        for batch in _chunks(jobs, self.config.batch_size):
+        for batch in _chunks(jobs, self.batch_size()):
             if cancel is not None and cancel.is_set():
                 break
             prepared = [(units_, self.request(units_[0])) for units_ in batch]
@@ -203,11 +208,18 @@ class JudgeSession:
                 verdicts += [self.verdict(u, gen, sent) for u in units_]
             record_verdicts(self.store, run, verdicts)
             state.done += len(verdicts)
+            state.failed += sum(1 for v in verdicts if v.error is not None)
             if progress:
                 progress(state)
         cancelled = cancel is not None and cancel.is_set()
         self.store.set_run_status(run.id, "cancelled" if cancelled else "done")
         return state
+
+    def batch_size(self) -> int:
+        """Prompts per backend call (and per stored batch): the configured batch size, and at
+        least the backend's ``concurrency`` where it serves requests in parallel (an endpoint),
+        so every connection has work."""
+        return max(self.config.batch_size, int(getattr(self.backend, "concurrency", 0) or 0))
 
     def _distinct_prompts(self, units: list[WorkUnit]) -> list[list[WorkUnit]]:
         """Units grouped by the prompt they send: one group per unit when sampling, one per
@@ -319,6 +331,7 @@ class JudgeSession:
             latency_s=gen.latency_s,
             error=gen.error,
             media_sent=media,
+            logprobs=getattr(gen, "logprobs", None),
         )
 
 

@@ -55,6 +55,11 @@ class VerdictRecord:
     error: str | None = None
     media_sent: dict[str, Any] | None = None
     created_at: str | None = None
+    #: Per generated token ``{"token", "logprob", "top": [{"token", "logprob"}, ...]}``, where
+    #: the backend returned log-probabilities (an OpenAI-compatible server that supports them).
+    logprobs: list[dict[str, Any]] | None = None
+    #: The probability the judge gave its parsed verdict (None: not available).
+    confidence: float | None = None
 
 
 _RUN_COLUMNS = (
@@ -63,7 +68,7 @@ _RUN_COLUMNS = (
 )
 _VERDICT_COLUMNS = (
     "run_id, item_id, sample_idx, order_shown, raw_output, choice, scores, parsed, rationale, tokens_in,"
-    " tokens_out, latency_s, error, media_sent, created_at"
+    " tokens_out, latency_s, error, media_sent, created_at, logprobs, confidence"
 )
 
 
@@ -75,7 +80,10 @@ def _run(row) -> RunRecord:
 
 
 def _verdict(row) -> VerdictRecord:
-    (run_id, item_id, sample, order, raw, choice, scores, parsed, rationale, t_in, t_out, lat, err, media, at) = row
+    (run_id, item_id, sample, order, raw, choice, scores, parsed, rationale, t_in, t_out, lat, err, media, at) = row[
+        :15
+    ]
+    logprobs, confidence = (row[15], row[16]) if len(row) > 15 else (None, None)
     return VerdictRecord(
         run_id,
         item_id,
@@ -92,6 +100,8 @@ def _verdict(row) -> VerdictRecord:
         err,
         json.loads(media) if media else None,
         at,
+        json.loads(logprobs) if logprobs else None,
+        confidence,
     )
 
 
@@ -177,12 +187,14 @@ class JudgeMixin(StoreBase):
                 v.error,
                 dumps(v.media_sent) if v.media_sent else None,
                 v.created_at or now,
+                dumps(v.logprobs) if v.logprobs else None,
+                v.confidence,
             )
             for v in verdicts
         ]
         with self.transaction() as conn:
             conn.executemany(
-                f"INSERT OR IGNORE INTO verdicts ({_VERDICT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
+                f"INSERT OR IGNORE INTO verdicts ({_VERDICT_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows
             )
 
     def done_samples(self, run_id: int) -> set[tuple[int, int]]:
