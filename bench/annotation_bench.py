@@ -20,7 +20,15 @@ Qt runs offscreen. Fixtures (a demo project, 12 MP JPEGs, the 100k project) are 
 temporary folder on the same disk and removed afterwards, unless --workdir keeps them
 (then they are reused on the next run).
 
+Child processes keep compiled bytecode (.pyc) in a ``pycache`` folder of the work folder
+(PYTHONPYCACHEPREFIX), even where PYTHONDONTWRITEBYTECODE is set, so that after the warm-up
+they start like an installed app (pip compiles on install) and the repository stays clean.
+Without that, every child compiles PairScope's ~60 modules from source, ~0.1 s that the
+bare window (site-packages only, already compiled) never pays; ``--no-bytecode-cache``
+measures that case.
+
     python bench/annotation_bench.py [--quick] [--only cold|next|commit|large] [--workdir DIR]
+        [--no-bytecode-cache]
 """
 
 from __future__ import annotations
@@ -177,10 +185,25 @@ os._exit(0)
 )
 
 
+CHILD_ENV: dict[str, str] | None = None  # the children's environment (None: this process's); see main()
+
+
+def child_env(work: Path, bytecode_cache: bool) -> dict[str, str] | None:
+    """The children's environment: bytecode cached under ``work/pycache`` (see the module
+    docstring), or None to leave the environment as it is."""
+    if not bytecode_cache:
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
+    return env
+
+
 def run_child(args: list[str], timeout: float = 300) -> tuple[dict, float]:
     """Run ``python ARGS``; returns (its last JSON line, perf_counter() just before the spawn)."""
     spawned = time.perf_counter()
-    proc = subprocess.run([sys.executable, *args], check=False, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, *args], check=False, capture_output=True, text=True, timeout=timeout, env=CHILD_ENV
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"child failed ({proc.returncode}): {' '.join(args[:3])}\n{proc.stderr[-3000:]}")
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
@@ -339,6 +362,7 @@ def _next_pass(
 
 
 def section_next(sizes: Sizes, work: Path) -> None:
+    from pairscope.app.gui import media_loader
     from pairscope.app.gui.media_loader import DISPLAY_SIZE
     from pairscope.app.media import open_image
     from pairscope.app.store import Store
@@ -407,7 +431,13 @@ def section_next(sizes: Sizes, work: Path) -> None:
         print(
             f"{name + ':':13} p95 {ms(median(p95s))}  passes {ms_list(p95s)} ms;"
             f" p50 {ms(median(s['total'] for s in flat))}, max {ms(max(s['total'] for s in flat))};"
-            f" cache hits {hits}/{len(flat)}" + (f"; {sizes.read_s * 1000:.0f} ms pause per step" if prefetch else "")
+            f" cache hits {hits}/{len(flat)}"
+            + (
+                f"; {sizes.read_s * 1000:.0f} ms pause per step; neighbours decoded from"
+                f" {getattr(media_loader, 'PREFETCH_DELAY_S', 0) * 1000:.0f} ms after the item is shown"
+                if prefetch
+                else ""
+            )
         )
 
         def part(key, rows=flat):
@@ -820,10 +850,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small sizes: a development run of seconds")
     parser.add_argument("--workdir", type=Path, help="keep fixtures here and reuse them (default: a temp folder)")
     parser.add_argument("--large-items", type=int, help="items in the large project (default 100,000)")
+    parser.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="children start with this environment as is (with PYTHONDONTWRITEBYTECODE set, they compile every module)",
+    )
     parser.add_argument("--child-large", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--reps", type=int, default=5, help=argparse.SUPPRESS)
     parser.add_argument("--positions", type=int, default=20, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    global CHILD_ENV
     if args.child_large:
         child_large(args.child_large, args.reps, args.positions)
         return
@@ -842,6 +878,12 @@ def main() -> None:
     else:
         cleanup = tempfile.TemporaryDirectory(prefix="pairscope-bench-")
         work = Path(cleanup.name)
+    CHILD_ENV = child_env(work, not args.no_bytecode_cache)
+    print(
+        "child processes: "
+        + (f"bytecode cached in {work / 'pycache'}" if CHILD_ENV else "environment as is")
+        + f" (PYTHONDONTWRITEBYTECODE {'set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else 'not set'} here)"
+    )
     try:
         for name in SECTIONS:
             if name in sections:

@@ -286,3 +286,90 @@ def test_same_video_twice_leaves_one_strip(view):
     show_video(view, n=9)
     show_video(view, n=9)
     assert len(view.findChildren(QToolButton, "strip-frame-4")) == 1
+
+
+# ----- decoded media: the format that QPixmap takes as is, and prefetching after the paint -----
+
+
+def test_pil_conversion_gives_the_pixmap_format_and_the_same_pixels(qapp):
+    from PySide6.QtGui import QPixmap
+
+    rgb = pil_to_qimage(Image.new("RGB", (6, 4), (12, 200, 99)))
+    assert rgb.format() == QImage.Format.Format_RGB32
+    assert rgb.pixelColor(5, 3).getRgb() == (12, 200, 99, 255)
+    grey = pil_to_qimage(Image.new("L", (3, 2), 77))
+    assert grey.format() == QImage.Format.Format_RGB32 and grey.pixelColor(2, 1).getRgb() == (77, 77, 77, 255)
+    rgba = pil_to_qimage(Image.new("RGBA", (3, 2), (255, 0, 0, 128)))
+    assert rgba.format() == QImage.Format.Format_ARGB32_Premultiplied
+    r, g, b, a = rgba.pixelColor(0, 0).getRgb()
+    assert (g, b, a) == (0, 0, 128) and r >= 254  # premultiplied and back: ±1
+    # A pixmap of it shares the pixels instead of converting them (the GUI thread's part).
+    pixmap = QPixmap.fromImage(rgb)
+    assert pixmap.toImage().format() == QImage.Format.Format_RGB32
+
+
+def _image_item(tmp_path, item_id: int, colour):
+    from pairscope.app.records import Item, MediaRef, Response
+
+    path = tmp_path / f"img{item_id}.png"
+    Image.new("RGB", (40, 30), colour).save(path)
+    return Item(
+        ext_id=f"i{item_id}",
+        prompt="p",
+        responses=(Response(0, "a"), Response(1, "b")),
+        media=(MediaRef("image", path.name, str(path)),),
+        id=item_id,
+    )
+
+
+def _count_decodes(monkeypatch) -> list[int]:
+    from pairscope.app.gui import media_loader
+
+    decoded: list[int] = []
+    real = media_loader.load_media
+
+    def counting(item, *args, **kwargs):
+        decoded.append(item.id)
+        return real(item, *args, **kwargs)
+
+    monkeypatch.setattr(media_loader, "load_media", counting)
+    return decoded
+
+
+def test_loader_prefetches_only_after_the_gui_had_its_turn(qtbot, tmp_path, monkeypatch):
+    """The requested item is decoded at once; neighbours wait (here: far longer than the
+    test runs), and a neighbour the user steps onto is decoded at once."""
+    from pairscope.app.gui.media_loader import MediaLoader
+
+    decoded = _count_decodes(monkeypatch)
+    a, b = _image_item(tmp_path, 1, "red"), _image_item(tmp_path, 2, "blue")
+    loader = MediaLoader(prefetch_delay_s=3600)
+    try:
+        with qtbot.waitSignal(loader.loaded, timeout=10_000) as got:
+            assert loader.request(a, prefetch=(b,)) is None
+        assert got.args[0].item_id == 1 and got.args[0].images[0][1].width() == 40
+        qtbot.wait(100)
+        assert decoded == [1] and loader.cached(2) is None  # the neighbour is still waiting
+        with qtbot.waitSignal(loader.loaded, timeout=10_000) as got:
+            assert loader.request(b, prefetch=(a,)) is None  # stepped onto it: no wait
+        assert got.args[0].item_id == 2 and decoded == [1, 2]
+        assert loader.request(a) is not None  # still cached
+    finally:
+        loader.stop()
+
+
+def test_loader_prefetch_arrives_without_a_delay(qtbot, tmp_path, monkeypatch):
+    from pairscope.app.gui.media_loader import MediaLoader
+
+    decoded = _count_decodes(monkeypatch)
+    a, b = _image_item(tmp_path, 1, "red"), _image_item(tmp_path, 2, "blue")
+    loader = MediaLoader(prefetch_delay_s=0)
+    try:
+        with qtbot.waitSignals([loader.loaded, loader.loaded], timeout=10_000):
+            loader.request(a, prefetch=(b,))
+        qtbot.waitUntil(lambda: loader.cached(2) is not None, timeout=10_000)
+        assert decoded == [1, 2]
+        hit = loader.request(b, prefetch=(a,))
+        assert hit is not None and hit.images[0][1].pixelColor(0, 0).getRgb() == (0, 0, 255, 255)
+    finally:
+        loader.stop()
