@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 import weakref
@@ -81,3 +82,25 @@ def pane(qtbot):
     widget.show()
     qtbot.waitExposed(widget)
     return widget
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory):
+    """One ``transformers serve`` for the session, loading model folders on demand; the tiny
+    Qwen2-VL is saved twice (two served names behind one URL)."""
+    from fault_proxy import ServedModel, serving_missing
+
+    reason = serving_missing()
+    if reason:
+        pytest.skip(reason)
+    from tiny_models import build_tiny_qwen2_vl
+
+    root = tmp_path_factory.mktemp("served")
+    model = build_tiny_qwen2_vl(root / "qwen")
+    twin = root / "qwen-twin"
+    shutil.copytree(model, twin)
+    server = ServedModel(root / "serve.log").start()
+    try:
+        yield server, str(model), str(twin)
+    finally:
+        server.stop()

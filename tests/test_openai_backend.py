@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import io
-import shutil
 import sqlite3
 import threading
 import time
@@ -23,7 +22,7 @@ import uuid
 import pytest
 from PIL import Image
 
-from fault_proxy import FaultProxy, ServedModel, serving_missing
+from fault_proxy import FaultProxy, ServedModel
 from pairscope.app.cli import main
 from pairscope.app.demo import create_demo_project
 from pairscope.app.judge.results import record_verdicts
@@ -103,26 +102,6 @@ def test_an_unreachable_endpoint_is_a_clear_error():
 
 
 # -- a real server ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def served(tmp_path_factory):
-    """One ``transformers serve`` for the session, loading model folders on demand; the tiny
-    Qwen2-VL is saved twice (two served names behind one URL)."""
-    reason = serving_missing()
-    if reason:
-        pytest.skip(reason)
-    from tiny_models import build_tiny_qwen2_vl
-
-    root = tmp_path_factory.mktemp("served")
-    model = build_tiny_qwen2_vl(root / "qwen")
-    twin = root / "qwen-twin"
-    shutil.copytree(model, twin)
-    server = ServedModel(root / "serve.log").start()
-    try:
-        yield server, str(model), str(twin)
-    finally:
-        server.stop()
 
 
 @pytest.fixture

@@ -50,9 +50,20 @@ class JudgePanel(QWidget):
 
     def __init__(self, templates: Sequence[str] = ("pairwise", "pointwise"), parent=None):
         super().__init__(parent)
+        self.backend = QComboBox()
+        self.backend.addItem("Local model (transformers)", "transformers")
+        self.backend.addItem("Endpoint (OpenAI-compatible)", "openai")
+        self.backend.setToolTip("A model folder run here, or a served judge: vLLM, SGLang, a hosted API")
         self.model = QLineEdit(placeholderText="model folder (Qwen2-VL, LLaVA, SmolVLM …)")
-        browse = _tool_button("…", "Choose a model folder")
+        self.browse = browse = _tool_button("…", "Choose a model folder")
         browse.clicked.connect(self._browse)
+        self.endpoint = QLineEdit(placeholderText="http://localhost:8000/v1")
+        self.api_key_env = QLineEdit(placeholderText="e.g. OPENAI_API_KEY (empty: no key)")
+        self.api_key_env.setToolTip(
+            "The NAME of an environment variable holding the API key. The key itself is never stored."
+        )
+        self.concurrency = QSpinBox(minimum=1, maximum=256, value=8)
+        self.concurrency.setToolTip("requests in flight (8 suits a local server; see docs/JUDGE.md)")
         self.mode = QComboBox()
         self.mode.addItems(["pairwise", "pointwise"])
         self.k = QSpinBox(minimum=1, maximum=9, value=1)
@@ -92,8 +103,12 @@ class JudgePanel(QWidget):
         protocol = QHBoxLayout()
         protocol.addWidget(self.k)
         protocol.addWidget(self.both_orders)
-        form = QFormLayout()
+        self.form = form = QFormLayout()
+        form.addRow("Judge", self.backend)
         form.addRow("Model", model_row)
+        form.addRow("Endpoint", self.endpoint)
+        form.addRow("API key variable", self.api_key_env)
+        form.addRow("In flight", self.concurrency)
         form.addRow("Mode", self.mode)
         form.addRow("Samples (K)", protocol)
         form.addRow("Frames", self.frames)
@@ -112,10 +127,25 @@ class JudgePanel(QWidget):
         layout.addWidget(self.result)
         layout.addWidget(self.stream, 1)
         layout.addWidget(self.seen)
+        self.backend.currentIndexChanged.connect(lambda _i: self._show_backend_fields())
+        self._show_backend_fields()
+
+    def _show_backend_fields(self) -> None:
+        endpoint = self.backend.currentData() == "openai"
+        for field in (self.endpoint, self.api_key_env, self.concurrency):
+            self.form.setRowVisible(field, endpoint)
+        self.browse.setVisible(not endpoint)
+        self.model.setPlaceholderText(
+            "served model name (as the server lists it)" if endpoint else "model folder (Qwen2-VL, LLaVA, SmolVLM …)"
+        )
 
     def settings(self) -> dict:
-        """What the user chose, as plain data."""
+        """What the user chose, as plain data (an endpoint's key is named, never held)."""
         return {
+            "backend": self.backend.currentData(),
+            "endpoint": self.endpoint.text().strip(),
+            "api_key_env": self.api_key_env.text().strip(),
+            "concurrency": self.concurrency.value(),
             "model": self.model.text().strip(),
             "mode": self.mode.currentText(),
             "k": self.k.value(),
@@ -125,6 +155,10 @@ class JudgePanel(QWidget):
         }
 
     def set_settings(self, values: dict) -> None:
+        self.backend.setCurrentIndex(max(self.backend.findData(values.get("backend", "transformers")), 0))
+        self.endpoint.setText(values.get("endpoint", ""))
+        self.api_key_env.setText(values.get("api_key_env", ""))
+        self.concurrency.setValue(int(values.get("concurrency", 8)))
         self.model.setText(values.get("model", ""))
         self.mode.setCurrentText(values.get("mode", "pairwise"))
         self.k.setValue(int(values.get("k", 1)))

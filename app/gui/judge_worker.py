@@ -108,13 +108,24 @@ class JudgeWorker(QObject):
             self._backend = None
 
     def _load(self, task: Task, settings: dict) -> JudgeBackend:
-        key = (settings.get("backend", "transformers"), settings["model"])
+        backend = settings.get("backend", "transformers")
+        options: dict = {"model_path": settings["model"]}
+        if backend == "openai":  # the key stays in the environment: only its variable's name travels
+            options.update(
+                endpoint=settings.get("endpoint", ""),
+                api_key_env=settings.get("api_key_env") or None,
+                concurrency=int(settings.get("concurrency", 8)),
+            )
+        key = (backend, tuple(sorted(options.items())))
         if self._backend is None or self._backend_key != key:
             self._free()
             if not settings["model"]:
-                raise JudgeError("choose a model folder first")
-            task.update(("status", f"Loading {settings['model']} …"))
-            self._backend = self._factory(key[0], model_path=settings["model"])
+                raise JudgeError(
+                    "choose a model folder first" if backend != "openai" else "name the served model first"
+                )
+            where = f" at {options['endpoint']}" if backend == "openai" else ""
+            task.update(("status", f"Loading {settings['model']}{where} …"))
+            self._backend = self._factory(backend, **options)
             self._backend_key = key
         return self._backend
 
