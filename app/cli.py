@@ -59,6 +59,25 @@ def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
     return mapping
 
 
+def _positive(text: str) -> int:
+    """An integer ≥ 1 (``--limit 0`` is a mistake, not "all")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _device(text: str) -> str:
+    """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``."""
+    name, _, index = text.partition(":")
+    if text in ("auto", "cpu", "cuda", "mps") or (name == "cuda" and index.isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"choose from auto, cpu, cuda, cuda:N, mps (got {text!r})")
+
+
 class HelpFormatter(argparse.HelpFormatter):
     """``--help`` names every option's default (where it has one the help does not already say)."""
 
@@ -121,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--retries", type=int, default=4, help="openai backend: retries on 429/5xx/timeouts/dropped connections"
     )
-    p.add_argument("--mode", choices=tuple(MODES), default="pairwise")
+    p.add_argument("--mode", choices=tuple(MODES), default="pairwise", help="what the judge is asked")
     p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
     p.add_argument(
         "--parser",
@@ -137,13 +156,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--both-orders", action="store_true", help="judge every sample in both answer orders")
     p.add_argument("--frames", type=int, default=8, help="video frames sampled uniformly")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, help="judge at most this many items")
+    p.add_argument("--batch-size", type=_positive, default=8, help="prompts generated together (transformers)")
+    p.add_argument("--seed", type=int, default=0, help="answer orders and sampling are drawn from it")
+    p.add_argument("--limit", type=_positive, help="judge at most this many items (default: all)")
     p.add_argument("--template", help="bundled template name or a template file")
-    p.add_argument("--max-new-tokens", type=int, default=512)
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--device", default="auto")
+    p.add_argument("--max-new-tokens", type=_positive, default=512, help="longest rationale generated")
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (each distinct prompt judged once)")
+    p.add_argument(
+        "--device",
+        type=_device,
+        default="auto",
+        metavar="{auto,cpu,cuda,cuda:N,mps}",
+        help="where a local model runs; auto: the GPU when there is one",
+    )
 
     p = sub.add_parser("import-verdicts", help="make a judge run from verdicts or scores produced elsewhere (JSONL)")
     p.add_argument("path", type=Path, help="JSONL: item, sample, order, and output | choice | scores per line")

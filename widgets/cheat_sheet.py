@@ -39,8 +39,14 @@ class CheatSheet(QDialog):
             for column, text in enumerate(cells):
                 self.table.setItem(row, column, QTableWidgetItem(text))
             previous = section
+        # Compact rows, every column readable without scrolling sideways: the dialog is as wide
+        # as its columns; only the list scrolls, down.
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setWordWrap(False)
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
+        width = sum(self.table.columnWidth(c) for c in range(3)) + self.table.verticalScrollBar().sizeHint().width()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
@@ -49,7 +55,7 @@ class CheatSheet(QDialog):
         layout.addWidget(self.note)
         layout.addWidget(self.table)
         layout.addWidget(buttons)
-        self.resize(620, 720)
+        self.resize(max(520, width + 40), 720)
 
     def keyPressEvent(self, event) -> None:  # noqa: N802 (Qt API)
         if event.text() == "?":

@@ -242,7 +242,7 @@ def prepare_folder(out_dir: Path, force: bool) -> Output:
     if out_dir.is_dir() and any(out_dir.iterdir()) and not force:
         raise FileExistsError(
             f"export folder {out_dir} is not empty; choose a new or empty folder, "
-            "or pass force=True (--force) to write into it"
+            "or write into it anyway (pairscope export --force)"
         )
     created = not out_dir.exists()
     try:

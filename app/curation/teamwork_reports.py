@@ -70,6 +70,7 @@ class InputReport(CopyCounts):
                 self.verdicts_added,
                 self.collections_added,
                 self.collection_items_added,
+                self.label_schemas_added,
             )
         )
 

@@ -127,6 +127,11 @@ class MainWindow(QMainWindow):
         self.run_picker.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.run_picker.setMinimumContentsLength(12)
         self.progress = QProgressBar(textVisible=True)
+        # Dark text on a light chunk: "20 / 47 labeled" stays readable wherever the bar ends.
+        self.progress.setStyleSheet(
+            "QProgressBar { text-align: center; color: #1a1a1a; border: 1px solid #aaa; border-radius: 3px;"
+            " background: #f4f4f4; } QProgressBar::chunk { background: #a8d5a2; }"
+        )
         self.media = MediaView()
         self.prompt = _plain()
         self.prompt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
