@@ -97,7 +97,8 @@ def describe(draft: LabelDraft) -> str:
     else:
         text = {"tie": "tie", "both_bad": "both bad", "discard": "discard"}.get(draft.outcome or "", "")
     if draft.error_types:
-        text += " · " + ", ".join(t.kind for t in draft.error_types)
+        errors = ", ".join(t.kind for t in draft.error_types)
+        text = f"{text} · {errors}" if text else f"no preference · {errors}"
     if draft.step_marks and not text:
         text = f"{len(draft.step_marks)} steps marked"
     return text or "note"
