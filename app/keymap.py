@@ -86,6 +86,7 @@ FIXED_TAIL: tuple[Shortcut, ...] = (
     _S("adjudicate", ("Ctrl+D",), "Adjudicate: label keys set the final decision", "Review"),
     _S("add_to_collection", ("Ctrl+Shift+C",), "Add this item to a collection", "Review"),
     _S("collect_filtered", ("Ctrl+Shift+A",), "Add every item shown in the table to a collection", "Review"),
+    _S("ensemble", ("Ctrl+Shift+M",), "Ensemble: several judge runs side by side, hard-set mining", "Review"),
     _S("export", ("Ctrl+Shift+E",), "Export a curated set (VL-RewardBench, TRL or JSONL)", "Review"),
     _S("statistics", ("Ctrl+I",), "Statistics: agreement, judge accuracy, length bias", "View"),
     _S("cheat_sheet", ("?", "F1"), "Show this list", "Help"),

@@ -244,6 +244,16 @@ class LabelingSession:
         candidates = [i for i in (item_id, *cleared) if i is not None]
         return min(candidates) if candidates else None
 
+    def labeled_ids(self) -> set[int]:
+        """Items with this annotator's current label of this session's kind, pending labels
+        counted (what the "next item" queue of ``app/queue.py`` leaves out)."""
+        from .store.queue_queries import queue_labeled_ids
+
+        done = queue_labeled_ids(self.store, self.annotator, self.kind)
+        for item_id, label in self.pending.by_item(self.annotator, self.kind).items():
+            (done.add if label.is_labeled else done.discard)(item_id)
+        return done
+
     def progress(self) -> tuple[int, int]:
         """(items labeled — or adjudicated — by this annotator, items in the project);
         pending labels count."""

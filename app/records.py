@@ -212,7 +212,7 @@ class TableRow:
 
 FILTER_STATUSES = ("labeled", "unlabeled", "adjudicated", "not_adjudicated")
 LABEL_KINDS = ("label", "adjudication")
-FILTER_JUDGE = ("wrong", "right", "undecided", "unparsed", "failed", "inconsistent")
+FILTER_JUDGE = ("wrong", "right", "undecided", "unparsed", "failed", "inconsistent", "confident_wrong")
 FILTER_DISAGREEMENTS = ("annotators", "reference")
 FILTER_ERROR_SOURCES = ("any", "reference", "labels")
 
@@ -242,7 +242,9 @@ class ItemFilter:
       ``unparsed``): judged, but no majority; ``failed``: some sample of the item failed
       (missing media, out of memory, endpoint error); ``inconsistent``: a both-orders run
       where some sample's two orders (samples 2j and 2j+1) gave different verdicts (a
-      judged tie counts as a verdict).
+      judged tie counts as a verdict); ``confident_wrong``: ``wrong`` items that have an item
+      confidence (``app.judge.confidence``), listed most confident first (not in store order),
+      so the worst failures come first.
     - ``disagreement``: ``annotators``: at least two current labels that state a
       preference (a response, tie or both bad; discard and unrated labels do not count)
       and they differ; ``reference``: a current ``prefer`` label of ``annotator`` (of

@@ -18,7 +18,8 @@ stores it per sample and a rerun retries it.
 Log-probabilities (``logprobs`` + ``top_logprobs``) are asked for; a server that rejects a
 field this backend can do without (``logprobs``, ``top_logprobs``, ``stream_options``,
 ``min_tokens``, ``seed``) is asked once more without it, and the field stays off for the
-rest of the session.
+rest of the session. The stored log-probabilities are what ``models.confidence`` reads a
+verdict's confidence from (none returned: no confidence, shown as n/a).
 
 The API key is read from the environment variable named by ``api_key_env`` when the backend
 is created and is only ever placed in the ``Authorization`` header: never in ``describe()``,
@@ -149,12 +150,21 @@ def token_logprobs(entries: Any) -> list[dict[str, Any]]:
         if not isinstance(entry, dict) or "token" not in entry:
             continue
         top = [
-            {"token": str(t.get("token", "")), "logprob": float(t.get("logprob", 0.0))}
+            {"token": str(t.get("token", "")), "logprob": _logprob(t.get("logprob", 0.0))}
             for t in entry.get("top_logprobs") or ()
             if isinstance(t, dict)
         ]
-        out.append({"token": str(entry["token"]), "logprob": float(entry.get("logprob", 0.0)), "top": top})
+        out.append({"token": str(entry["token"]), "logprob": _logprob(entry.get("logprob", 0.0)), "top": top})
     return out
+
+
+def _logprob(value: Any) -> float:
+    """A server's log-probability as a float; ``null`` or garbage (some servers send them for
+    probabilities that underflow) is −∞, i.e. probability 0."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("-inf")
 
 
 @register_backend("openai")

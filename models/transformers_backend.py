@@ -10,10 +10,21 @@ model is loaded, never when this module is imported.
 ``video_grid_thw`` × patch size (Qwen2-VL family; padded frames included), or from the
 ``pixel_values`` shape when there is one tensor per image (LLaVA). Tiled layouts (Idefics3,
 LLaVA-Next crops) are left out rather than guessed. Frames sent as images count as frames.
+
+``Generation.logprobs`` (``top_logprobs`` > 0, default 5) holds, per generated token, its
+log-probability and the top alternatives, in the shape the OpenAI-compatible backend stores
+(``{"token", "logprob", "top": [{"token", "logprob"}, ...]}``), from the model's *raw* logits
+(log-softmax at temperature 1, before repetition penalty, temperature or top-p): the model's own
+distribution, which ``models.confidence`` reads a verdict's confidence from. They are recorded
+per step by a forward hook (top-k and the chosen token only), never by keeping every step's
+logits (``output_logits`` would hold steps × batch × vocabulary floats on the device: 2.5 GB for
+a 512-token batch of 8 with a 150k vocabulary). Token strings are decoded so that they join to
+the generated text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import threading
@@ -26,6 +37,8 @@ from . import _hf_utils as hf
 from .base import Generation, JudgeError, JudgeRequest, register_backend
 
 VIDEO_MODES = ("auto", "native", "frames")
+#: Tokens of context decoded before each token, so its string keeps its leading space.
+_DECODE_CONTEXT = 4
 OOM_ADVICE = "the judge ran out of memory: lower the batch size, use dtype bfloat16/float16, or send fewer frames"
 
 
@@ -38,6 +51,56 @@ def _batch_seed(batch: Sequence[JudgeRequest]) -> int | None:
     if batch[0].temperature <= 0:
         return None
     return next((r.seed for r in batch if r.seed is not None), None)
+
+
+class _LogprobRecorder:
+    """Per generation step of one batch: the raw log-probabilities' top ``k`` (from a forward
+    hook on the model: the logits ``generate`` itself reads) and, once the step's token is
+    chosen (from a stopping criterion, which sees it appended), that token's own."""
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self.top_values: list[Any] = []
+        self.top_ids: list[Any] = []
+        self.chosen: list[Any] = []
+        self.chosen_values: list[Any] = []
+        self._last: Any = None
+
+    def on_forward(self, module: Any, args: Any, output: Any) -> None:
+        import torch
+
+        logits = getattr(output, "logits", None)
+        if logits is None:
+            return
+        row = torch.log_softmax(logits[:, -1].float(), dim=-1)
+        values, ids = row.topk(min(self.k, row.shape[-1]), dim=-1)
+        self.top_values.append(values)
+        self.top_ids.append(ids)
+        self._last = row
+
+    def on_token(self, input_ids: Any) -> None:
+        if self._last is None:
+            return
+        chosen = input_ids[:, -1:].to(self._last.device)
+        self.chosen.append(chosen[:, 0])
+        self.chosen_values.append(self._last.gather(1, chosen)[:, 0])
+        self._last = None
+
+    def steps(self) -> tuple[list, list, list, list] | None:
+        """Per step, on the CPU as lists (batch rows): top values, top ids, chosen ids, chosen
+        log-probabilities; ``None`` when the hook saw nothing or steps do not pair up."""
+        import torch
+
+        n = len(self.chosen)
+        if not n or len(self.top_values) < n:
+            return None
+        stack = lambda xs: torch.stack(xs[:n], dim=1).cpu()  # noqa: E731 - batch × steps (× k)
+        return (
+            stack(self.top_values).tolist(),
+            stack(self.top_ids).tolist(),
+            stack(self.chosen).tolist(),
+            stack(self.chosen_values).tolist(),
+        )
 
 
 @register_backend("transformers")
@@ -58,6 +121,7 @@ class TransformersBackend:
         trust_remote_code: bool = False,
         batch_size: int = 8,
         video_mode: str = "auto",
+        top_logprobs: int = 5,
     ) -> None:
         if video_mode not in VIDEO_MODES:
             raise JudgeError(f"unknown video_mode {video_mode!r}; use one of {', '.join(VIDEO_MODES)}")
@@ -66,6 +130,8 @@ class TransformersBackend:
         self.folder, config = hf.check_model_folder(model_path)
         self.model_type = str(config.get("model_type", ""))
         self.batch_size = batch_size
+        self.top_logprobs = max(0, int(top_logprobs))
+        self._token_text: dict[int, str] = {}
         self.weights_hash = hf.weights_hash(self.folder)
         self.model: Any = None
         self.processor: Any = None
@@ -179,9 +245,14 @@ class TransformersBackend:
         return inputs.to(self.model.device, dtype=self.model.dtype), media  # pixels in the model dtype
 
     def _generate_kwargs(
-        self, request: JudgeRequest, stop: Sequence[threading.Event], seed: int | None
+        self,
+        request: JudgeRequest,
+        stop: Sequence[threading.Event],
+        seed: int | None,
+        recorder: _LogprobRecorder | None = None,
     ) -> dict[str, Any]:
-        """``model.generate`` options; seeds torch's global generator when ``seed`` is set."""
+        """``model.generate`` options; seeds torch's global generator when ``seed`` is set.
+        ``recorder`` is told each chosen token (the stop check sees it appended)."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -189,6 +260,8 @@ class TransformersBackend:
             """Stops every sequence as soon as any of the events is set (checked per token)."""
 
             def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+                if recorder is not None:
+                    recorder.on_token(input_ids)
                 flag = any(event.is_set() for event in stop)
                 return torch.full((input_ids.shape[0],), flag, dtype=torch.bool, device=input_ids.device)
 
@@ -236,13 +309,28 @@ class TransformersBackend:
 
         started = time.perf_counter()
         seed = _batch_seed(batch)
+        recorder = self._recorder()
         try:
             inputs, media = self._encode(batch)
-            with torch.inference_mode():
-                output = self.model.generate(**inputs, **self._generate_kwargs(batch[0], [cancel], seed))
+            kwargs = self._generate_kwargs(batch[0], [cancel], seed, recorder)
+            with torch.inference_mode(), self._hooked(recorder):
+                output = self.model.generate(**inputs, **kwargs)
         except Exception as exc:  # noqa: BLE001 - one bad batch must not end the run
             return [Generation(text="", error=self._error_text(exc)) for _ in batch]
-        return self._results(batch, inputs, output, media, time.perf_counter() - started, cancel, seed)
+        return self._results(batch, inputs, output, media, time.perf_counter() - started, cancel, seed, recorder)
+
+    def _recorder(self) -> _LogprobRecorder | None:
+        return _LogprobRecorder(self.top_logprobs) if self.top_logprobs else None
+
+    @contextlib.contextmanager
+    def _hooked(self, recorder: _LogprobRecorder | None):
+        """The model's forward hooked to ``recorder`` for the duration (removed after)."""
+        handle = self.model.register_forward_hook(recorder.on_forward) if recorder is not None else None
+        try:
+            yield
+        finally:
+            if handle is not None:
+                handle.remove()
 
     def generate_stream(
         self, request: JudgeRequest, on_text: Callable[[str], None], cancel: threading.Event | None = None
@@ -260,7 +348,8 @@ class TransformersBackend:
             abort = threading.Event()  # set when on_text raises: stop generating, then re-raise
             inputs, media = self._encode([request])
             seed = _batch_seed([request])
-            kwargs = self._generate_kwargs(request, [cancel, abort], seed)
+            recorder = self._recorder()
+            kwargs = self._generate_kwargs(request, [cancel, abort], seed, recorder)
         except Exception as exc:  # noqa: BLE001
             return Generation(text="", error=self._error_text(exc))
         streamer = TextIteratorStreamer(self.tokenizer, skip_prompt=True, skip_special_tokens=True)
@@ -275,19 +364,19 @@ class TransformersBackend:
                 streamer.end()  # unblock the reader
 
         thread = threading.Thread(target=work, name="pairscope-judge-stream", daemon=True)
-        thread.start()
-        try:
-            for chunk in streamer:
-                if chunk:
-                    on_text(chunk)
-        finally:
-            abort.set()  # harmless once generate is done; stops it within a token otherwise
-            thread.join()
+        with self._hooked(recorder):
+            thread.start()
+            try:
+                for chunk in streamer:
+                    if chunk:
+                        on_text(chunk)
+            finally:
+                abort.set()  # harmless once generate is done; stops it within a token otherwise
+                thread.join()
         if "error" in outcome:
             return Generation(text="", error=self._error_text(outcome["error"]))
-        return self._results([request], inputs, outcome["output"], media, time.perf_counter() - started, cancel, seed)[
-            0
-        ]
+        elapsed = time.perf_counter() - started
+        return self._results([request], inputs, outcome["output"], media, elapsed, cancel, seed, recorder)[0]
 
     def _results(
         self,
@@ -298,19 +387,24 @@ class TransformersBackend:
         latency: float,
         cancel: Any,
         seed: int | None,
+        recorder: _LogprobRecorder | None = None,
     ) -> list[Generation]:
         """Decode only the new tokens; count them up to the first end-of-sequence token. A row
         is ``cancelled`` when the event stopped it before its end token or its token limit."""
         new_tokens = output[:, inputs["input_ids"].shape[1] :]
+        steps = recorder.steps() if recorder is not None else None
         eos = self.model.generation_config.eos_token_id
         stops = set(eos if isinstance(eos, list) else [eos]) | {self.tokenizer.eos_token_id}
         texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         stopped = cancel.is_set()
         results = []
-        for request, row, text, mask, sent in zip(batch, new_tokens.tolist(), texts, inputs["attention_mask"], media):
+        for b, (request, row, text, mask, sent) in enumerate(
+            zip(batch, new_tokens.tolist(), texts, inputs["attention_mask"], media)
+        ):
             ended = next((n + 1 for n, token in enumerate(row) if token in stops), None)
             count = ended or len(row)
             cancelled = stopped and ended is None and count < request.max_new_tokens
+            logprobs = None if cancelled or steps is None else self._token_logprobs(row[:count], steps, b)
             results.append(
                 Generation(
                     text=text,
@@ -320,9 +414,43 @@ class TransformersBackend:
                     cancelled=cancelled,
                     media_sent=sent,
                     seed=seed,
+                    logprobs=logprobs,
                 )
             )
         return results
+
+    def _token_logprobs(self, ids: list[int], steps: tuple[list, list, list, list], b: int) -> list | None:
+        """Row ``b``'s generated tokens as ``{"token", "logprob", "top"}`` (the stored shape);
+        ``None`` if the recorded steps do not match the generated tokens."""
+        top_values, top_ids, chosen, chosen_values = (s[b] for s in steps)
+        if len(chosen) < len(ids) or chosen[: len(ids)] != ids:
+            return None
+        pieces = self._pieces(ids)
+        self._names({i for row in top_ids[: len(ids)] for i in row})
+        return [
+            {
+                "token": piece,
+                "logprob": float(chosen_values[t]),
+                "top": [{"token": self._token_text[i], "logprob": float(v)} for i, v in zip(top_ids[t], top_values[t])],
+            }
+            for t, piece in enumerate(pieces)
+        ]
+
+    def _pieces(self, ids: list[int]) -> list[str]:
+        """Each token's text such that they join to the decoded text: token t is the text that
+        decoding ``ids[t - c : t + 1]`` adds to ``ids[t - c : t]`` (c tokens of context keep a
+        word's leading space, which a token decoded alone can lose)."""
+        windows = [ids[max(0, t - _DECODE_CONTEXT) : t] for t in range(len(ids))]
+        texts = self.tokenizer.batch_decode(windows + [w + [i] for w, i in zip(windows, ids)], skip_special_tokens=True)
+        before, after = texts[: len(ids)], texts[len(ids) :]
+        return [a[len(p) :] for p, a in zip(before, after)]
+
+    def _names(self, ids: set[int]) -> None:
+        """Decode (once per backend) the alternatives' token strings."""
+        new = sorted(i for i in ids if i not in self._token_text)
+        if new:
+            for i, name in zip(new, self.tokenizer.batch_decode([[i] for i in new], skip_special_tokens=False)):
+                self._token_text[i] = name
 
     def _error_text(self, exc: BaseException) -> str:
         if _is_oom(exc):
@@ -344,6 +472,7 @@ class TransformersBackend:
             "model_type": self.model_type,
             "device": self.device,
             "dtype": self.dtype,
+            "logprobs": bool(self.top_logprobs),
         }
 
     def close(self) -> None:

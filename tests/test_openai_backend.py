@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 import sqlite3
 import threading
 import time
@@ -74,7 +75,8 @@ def test_a_samples_logprobs_are_stored_with_it(tmp_path):
         verdict = session.verdict(WorkUnit(item, 0, (0, 1)), Generation("[[A]]", logprobs=logprobs), None)
         record_verdicts(store, run, [verdict])
         (stored,) = store.verdicts(run.id, item.stored_id)
-        assert stored.logprobs == logprobs and stored.confidence is None
+        # P([[A]]) renormalised over the two answers' tokens (models/confidence.py)
+        assert stored.logprobs == logprobs and stored.confidence == pytest.approx(1 / (1 + math.exp(-1.25)))
         assert store.verdicts(run.id)[0].logprobs == logprobs
 
 

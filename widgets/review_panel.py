@@ -7,9 +7,21 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 HIGHLIGHT = QColor("#ffe08a")
+#: Background of the right/wrong cell of the per-run table.
+OUTCOME_COLOURS = {"right": QColor("#d6f0d0"), "wrong": QColor("#f7d4d4"), "undecided": QColor("#fff1c2")}
+RUN_COLUMNS = ("Judge", "Verdict", "Votes", "vs dataset")
 
 
 class ReviewPanel(QWidget):
@@ -23,16 +35,53 @@ class ReviewPanel(QWidget):
         self.mode.setStyleSheet("font-weight: bold; color: #8a3ffc;")
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.runs = QTableWidget(0, len(RUN_COLUMNS))  # every judge's verdict side by side
+        self.runs.setHorizontalHeaderLabels(RUN_COLUMNS)
+        self.runs.verticalHeader().hide()
+        self.runs.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.runs.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.runs.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.runs.setWordWrap(False)
+        header = self.runs.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(RUN_COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.runs.hide()
         layout = QVBoxLayout(self)
         layout.addWidget(self.mode)
+        layout.addWidget(self.runs)
         layout.addWidget(self.text, 1)
         self.highlighted: list[str] = []
 
     def set_mode(self, text: str) -> None:
         self.mode.setText(text)
 
-    def show_review(self, reference: str, labels: Sequence, verdicts: Sequence) -> None:
-        """Render the labels, then the verdicts with their deciding sentence highlighted."""
+    def show_runs(self, runs: Sequence) -> None:
+        """One row per judge (``RunVerdictLine``-like: label, verdict, votes, outcome); hidden
+        without rows."""
+        self.runs.setRowCount(len(runs))
+        for row, line in enumerate(runs):
+            for column, text in enumerate((line.label, line.verdict, line.votes, line.outcome)):
+                cell = QTableWidgetItem(text)  # plain text: a model name is never markup
+                cell.setToolTip(text)
+                if column == 3 and text in OUTCOME_COLOURS:
+                    cell.setBackground(OUTCOME_COLOURS[text])
+                self.runs.setItem(row, column, cell)
+        self.runs.setVisible(bool(runs))
+        if runs:
+            height = self.runs.horizontalHeader().height() + 2 * self.runs.frameWidth()
+            height += sum(self.runs.rowHeight(r) for r in range(len(runs)))
+            self.runs.setFixedHeight(min(height, 220))
+
+    def run_rows(self) -> list[tuple[str, ...]]:
+        """The per-run table as text (for tests and copying)."""
+        cells = [[self.runs.item(r, c) for c in range(self.runs.columnCount())] for r in range(self.runs.rowCount())]
+        return [tuple(cell.text() if cell is not None else "" for cell in row) for row in cells]
+
+    def show_review(self, reference: str, labels: Sequence, verdicts: Sequence, runs: Sequence = ()) -> None:
+        """Render the per-run table, the labels, then the verdicts with their deciding sentence
+        highlighted."""
+        self.show_runs(runs)
         self.text.clear()
         self.highlighted = []
         cursor = self.text.textCursor()

@@ -6,20 +6,23 @@ the cheat sheet; its guidelines open in a dock (F2)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenu
 
 from pairscope.widgets.cheat_sheet import CheatSheet
 from pairscope.widgets.guidelines_panel import GuidelinesPanel
 
 from ..label_schema import DEFAULT_SCHEMA, LabelSchema
+from ..queue import DEFAULT_ORDER, ORDERS
 
 if TYPE_CHECKING:
+    from .ensemble_dialog import EnsembleDialog
     from .export_dialog import ExportDialog
     from .main_window import MainWindow
     from .stats_view import StatsView
@@ -86,6 +89,7 @@ def handlers(w: MainWindow, schema: LabelSchema | None = None) -> dict[str, Call
         "add_to_collection": lambda: w.collect(False),
         "collect_filtered": lambda: w.collect(True),
         "export": lambda: show_export(w),
+        "ensemble": lambda: show_ensemble(w),
         "save_filter": w.save_filter,
         "open_filter": w.open_filter,
         "judge_item": judge_item,
@@ -134,7 +138,46 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
         menu.addAction(action)
         actions[shortcut.action] = action
     w.actions_by_name = actions
+    if "Navigate" in menus:
+        install_queue_menu(w, menus["Navigate"])
     return actions
+
+
+def queue_key(w: MainWindow) -> str:
+    """The QSettings key of the project's queue order (one per project file)."""
+    return "queue/" + hashlib.sha1(str(w.controller.path.resolve()).encode()).hexdigest()[:16]
+
+
+def install_queue_menu(w: MainWindow, menu: QMenu) -> dict[str, QAction]:
+    """ "Next item by: id order / judges disagree / …" (what U takes next, app/queue.py), the
+    choice remembered per project."""
+    sub = menu.addMenu("Next item by (U)")
+    group = QActionGroup(w)
+    group.setExclusive(True)
+    remembered = w.settings.value(queue_key(w)) if w.settings is not None else None
+    start = remembered if remembered in ORDERS else DEFAULT_ORDER
+    found: dict[str, QAction] = {}
+    for order, text in ORDERS.items():
+        action = QAction(text, w, checkable=True)
+        action.setChecked(order == start)
+        action.triggered.connect(lambda _checked=False, o=order: set_queue_order(w, o))
+        group.addAction(action)
+        sub.addAction(action)
+        found[order] = action
+    w.queue_actions = found
+    w.controller.queue_order = start
+    return found
+
+
+def set_queue_order(w: MainWindow, order: str) -> None:
+    """What U takes next, remembered for this project."""
+    w.controller.queue_order = order
+    actions = getattr(w, "queue_actions", {})
+    if order in actions:
+        actions[order].setChecked(True)
+    if w.settings is not None:
+        w.settings.setValue(queue_key(w), order)
+    w.statusBar().showMessage(f"U takes the next item by {ORDERS[order]}.", 4000)
 
 
 def show_cheat_sheet(w: MainWindow) -> CheatSheet:
@@ -155,6 +198,17 @@ def show_statistics(w: MainWindow) -> StatsView:
     view.show()
     w.stats_view = view
     return view
+
+
+def show_ensemble(w: MainWindow) -> EnsembleDialog:
+    from .ensemble_dialog import EnsembleDialog  # the judging modules load when asked for
+
+    dialog = EnsembleDialog(w)
+    dialog.setModal(False)
+    dialog.resize(760, 640)
+    dialog.show()
+    w.ensemble_dialog = dialog
+    return dialog
 
 
 def show_export(w: MainWindow) -> ExportDialog:

@@ -41,6 +41,7 @@ FOCUS: dict[str, dict] = {
     "judge_wrong": {"judge": "wrong"},
     "judge_unparsed": {"judge": "unparsed"},
     "judge_inconsistent": {"judge": "inconsistent"},
+    "judge_confident_wrong": {"judge": "confident_wrong"},
     "annotators_disagree": {"disagreement": "annotators"},
     "disagree_with_reference": {"disagreement": "reference"},
     "adjudicated": {"status": "adjudicated"},
@@ -64,6 +65,9 @@ class AnnotationController(QObject):
         self.session = LabelingSession(store, annotator)  # replays what an earlier run left pending
         self.filter = self.session.table_filter()
         self.run_id: int | None = None  # the judge run judge readers show (see choose_run)
+        self.ensemble: tuple[int, ...] = ()  # runs read together (review table, queue); () = none
+        self.queue_order = "id"  # what U takes next (app/queue.py ORDERS)
+        self.next_reason = ""  # why the item U chose is next
         self.current: ItemView | None = None
         self.loader = MediaLoader(parent=self)
         self.loader.loaded.connect(self._on_loaded)
@@ -127,9 +131,26 @@ class AnnotationController(QObject):
         return 0 if item_id is None else self.row_of(item_id)
 
     def next_unlabeled_row(self) -> int | None:
+        """The row of the next item to label in :attr:`queue_order`; :attr:`next_reason` says why."""
+        from ..queue import empty_reason, next_in_queue, preference_runs, ranked
+
         after = self.current.item_id if self.current else 0
+        fallback = ""
+        if self.queue_order != "id":
+            runs = list(self.ensemble) or preference_runs(self.store)
+            labeled = self.session.labeled_ids()
+            entry = next_in_queue(ranked(self.store, self.queue_order, self.annotator, labeled, runs), after or None)
+            if entry is not None:
+                self.next_reason = entry.reason
+                return self.row_of(entry.item_id)
+            fallback = empty_reason(self.queue_order, runs)
         item_id = self.session.first_unlabeled(after) or self.session.first_unlabeled()
+        self.next_reason = fallback
         return None if item_id is None else self.row_of(item_id)
+
+    def set_ensemble(self, run_ids) -> None:
+        """Read these runs together in the review panel and the queue (empty: the chosen run)."""
+        self.ensemble = tuple(run_ids)
 
     def progress(self) -> tuple[int, int]:
         """(items with this user's current label — adjudication when adjudicating —, all items)."""
@@ -249,7 +270,7 @@ class AnnotationController(QObject):
         """Every label and verdict of the current item, in this user's screen terms."""
         if self.current is None:
             return None
-        runs = None if self.run_id is None else (self.run_id,)
+        runs = self.ensemble or (None if self.run_id is None else (self.run_id,))
         return review_data(self.store, self.current.item, self.current.order, runs)
 
     def add_to_collection(self, name: str, whole_filter: bool = False) -> int:

@@ -47,6 +47,7 @@ from .tasks import BackgroundOp, TaskManager
 if TYPE_CHECKING:
     from pairscope.widgets.cheat_sheet import CheatSheet
 
+    from .ensemble_dialog import EnsembleDialog
     from .export_dialog import ExportDialog
     from .judge_dock import JudgeDock
     from .stats_view import StatsView
@@ -57,6 +58,7 @@ FOCUS_FILTERS = {
     "Judge wrong (chosen run)": "judge_wrong",
     "Judge unparsed (chosen run)": "judge_unparsed",
     "Judge inconsistent across orders": "judge_inconsistent",
+    "Confident and wrong (chosen run)": "judge_confident_wrong",
     "Annotators disagree": "annotators_disagree",
     "I disagree with the dataset": "disagree_with_reference",
     "Adjudicated": "adjudicated",
@@ -95,6 +97,8 @@ class MainWindow(QMainWindow):
     cheat_sheet: CheatSheet
     stats_view: StatsView
     export_dialog: ExportDialog
+    ensemble_dialog: EnsembleDialog
+    queue_actions: dict[str, QAction]  # "Next item by" (what U takes next) → its menu action
     # Set by .file_menu: its actions, the window that replaced this one, the last import's report.
     file_actions: dict[str, QAction]
     successor: MainWindow
@@ -347,6 +351,8 @@ class MainWindow(QMainWindow):
             )
         else:
             self.table.select_row(row)
+            if self.controller.next_reason:  # the queue order says why this item is next
+                self.statusBar().showMessage(f"Next: {self.controller.next_reason}", 8000)
 
     # -- the current item --------------------------------------------------------------------
 
@@ -381,7 +387,7 @@ class MainWindow(QMainWindow):
             return
         data = self.controller.review()
         if data is not None:
-            self.review.show_review(data.reference, data.labels, data.verdicts)
+            self.review.show_review(data.reference, data.labels, data.verdicts, data.runs)
 
     def toggle_review(self) -> None:
         self.review_dock.setVisible(not self.review_dock.isVisible())

@@ -1,6 +1,7 @@
 """The Statistics dashboard: the report, its tables (``app/stats/dashboard.py``) and its figures
-computed on the background executor, shown as tabs — Overview, Judge runs, Categories,
-Annotators, Figures (each exportable) and the report as text — plus a one-click report folder.
+computed on the background executor, shown as tabs — Overview, Judge runs (with calibration:
+its table, reliability bins and figure), Categories, Annotators, Figures (each exportable) and
+the report as text — plus a one-click report folder.
 Where data is missing a tab says what is missing instead of showing an empty grid or plot."""
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ from .tasks import BackgroundOp, Task, error_message
 #: The tabs, in order.
 TABS = ("Overview", "Judge runs", "Categories", "Annotators", "Figures", "Report text")
 #: The figure shown under a tab's tables (a copy of the one in Figures), when it has data.
-INLINE = {"Overview": "judge_accuracy", "Categories": "judge_per_category", "Annotators": "annotator_accuracy"}
+INLINE = {
+    "Overview": "judge_accuracy",
+    "Judge runs": "calibration",
+    "Categories": "judge_per_category",
+    "Annotators": "annotator_accuracy",
+}
 CHART_MIN_HEIGHT = 300
 
 
@@ -153,6 +159,8 @@ class StatsView(QDialog):
             "categories": _section(d.categories),
             "annotators": _section(d.annotators),
             "annotator_pairs": _section(d.annotator_pairs),
+            "calibration": _section(d.calibration),
+            "reliability": _section(d.reliability),
         }
         s = self.sections
         overview: list[QWidget] = []
@@ -161,7 +169,10 @@ class StatsView(QDialog):
         self.inline_charts = {tab: ChartView(figure, INLINE[tab]) for tab, figure in inline.items()}
         charts = self.inline_charts
         self.pages["Overview"].fill([*overview, s["overview"]], charts.get("Overview"))
-        self.pages["Judge runs"].fill([s["judge_runs"], s["judge_vs_annotators"]])
+        calibration = [s["calibration"]] + ([s["reliability"]] if d.reliability.rows else [])
+        self.pages["Judge runs"].fill(
+            [s["judge_runs"], s["judge_vs_annotators"], *calibration], charts.get("Judge runs")
+        )
         self.pages["Categories"].fill([s["categories"]], charts.get("Categories"))
         self.pages["Annotators"].fill([s["annotators"], s["annotator_pairs"]], charts.get("Annotators"))
         self.figure_tabs.clear()

@@ -39,11 +39,23 @@ class VerdictLine:
 
 
 @dataclass(frozen=True)
+class RunVerdictLine:
+    """One judge's item verdict (the one vote, official convention), for the side-by-side table."""
+
+    run_id: int
+    label: str  # "run 3 · qwen2-vl-2b"
+    verdict: str  # "R2", "no majority", "no preference verdict"
+    votes: str  # "3 of 5"
+    outcome: str  # right / wrong / undecided / unscored / "—"
+
+
+@dataclass(frozen=True)
 class ReviewData:
     item_id: int
     reference: str  # the dataset's preference in screen terms
     labels: tuple[LabelLine, ...]
     verdicts: tuple[VerdictLine, ...]
+    runs: tuple[RunVerdictLine, ...] = ()  # one row per run that judged the item
 
 
 def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Collection[int] | None = None) -> ReviewData:
@@ -68,7 +80,8 @@ def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Colle
     from .modes import get_mode  # numpy and the verdict parsers load when a review is shown
 
     modes: dict[int, tuple[JudgingMode, str]] = {}
-    for v in store.verdicts(item_id=item.id):
+    samples = store.verdicts(item_id=item.id)
+    for v in samples:
         if run_ids is not None and v.run_id not in run_ids:
             continue
         if v.run_id not in modes:
@@ -82,7 +95,47 @@ def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Colle
                 v.run_id, v.sample_idx, ", ".join(screen(i) for i in v.order_shown), choice, v.raw_output or "", span
             )
         )
-    return ReviewData(item.stored_id, screen(item.reference.chosen), tuple(lines), tuple(verdicts))
+    runs = run_lines(store, item, samples, screen, run_ids)
+    return ReviewData(item.stored_id, screen(item.reference.chosen), tuple(lines), tuple(verdicts), runs)
+
+
+def run_lines(
+    store: Store, item: Item, samples: Sequence[VerdictRecord], screen, run_ids: Collection[int] | None
+) -> tuple[RunVerdictLine, ...]:
+    """Every run's item verdict on ``item`` (of ``run_ids``, in that order; None: every run that
+    judged it, by id), decided by the one vote (``results.item_verdict``)."""
+    from .results import item_verdict
+    from .runs import run_choices
+
+    by_run: dict[int, list[VerdictRecord]] = {}
+    for v in samples:
+        by_run.setdefault(v.run_id, []).append(v)
+    order = list(run_ids) if run_ids is not None else sorted(by_run)
+    choices = {c.id: c for c in run_choices(store)} if order else {}
+    out = []
+    for run_id in order:
+        if run_id not in choices:
+            continue
+        label = f"run {run_id} · {choices[run_id].model}"  # K: the votes column's "of K"
+        if run_id not in by_run:
+            out.append(RunVerdictLine(run_id, label, "not judged", "—", "—"))
+            continue
+        verdict = item_verdict(store.run(run_id), by_run[run_id], len(item.responses))
+        if verdict is None:
+            out.append(RunVerdictLine(run_id, label, "no preference verdict", "—", "—"))
+            continue
+        choice = verdict.official
+        top = verdict.counts.get(choice, 0) if choice is not None else max(verdict.counts.values(), default=0)
+        out.append(
+            RunVerdictLine(
+                run_id,
+                label,
+                screen(choice) if choice is not None else "no majority",
+                f"{top} of {verdict.planned}",
+                verdict.outcome(item.reference.chosen),
+            )
+        )
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from pairscope.models.prompts import PromptTemplate, load_template
 from ..media import MediaError, open_image, sample_frames
 from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
+from .confidence import sample_confidence
 from .modes import MODES, get_mode
 from .results import clear_failed, record_verdicts
 
@@ -303,7 +304,8 @@ class JudgeSession:
         return result
 
     def verdict(self, unit: WorkUnit, gen: Generation, request: JudgeRequest | None) -> VerdictRecord:
-        """Parse a generation into a stored verdict (choice as a response index)."""
+        """Parse a generation into a stored verdict (choice as a response index) with its
+        confidence (``confidence.sample_confidence``: None without log-probabilities)."""
         assert self.run is not None
         text, cfg = gen.text, self.config
         parsed = self.mode.parse(text, unit.item, unit.order, cfg.parser) if gen.error is None else None
@@ -332,6 +334,7 @@ class JudgeSession:
             error=gen.error,
             media_sent=media,
             logprobs=getattr(gen, "logprobs", None),
+            confidence=sample_confidence(self.mode, parsed, gen, unit.order),
         )
 
 

@@ -36,6 +36,9 @@ NO_SHARED = "Needs two annotators on shared items: agreement compares annotators
 NO_REFERENCE = "No reference pairs: the dataset names no chosen/rejected response to measure against."
 NO_CATEGORIES = "No items in this project yet."
 NO_K_CURVE = "Needs a judge run with preference verdicts (K = 1, 3, 5 … samples per item)."
+NO_CONFIDENCES = "no confidences: the judge run stored no log-probabilities"
+#: Coverages the calibration table shows (the figure draws every 5 %).
+COVERAGE_COLUMNS = (0.1, 0.2, 0.5)
 
 
 class Column(NamedTuple):
@@ -84,6 +87,8 @@ class Dashboard:
     annotators: Table
     annotator_pairs: Table
     judge_vs_annotators: Table
+    calibration: Table
+    reliability: Table
     figures: tuple[FigureEntry, ...]
     missing: tuple[str, ...] = field(default_factory=tuple)  # the empty states, for the overview
 
@@ -416,6 +421,82 @@ def overview_table(report: Mapping[str, Any], counts: Mapping[str, Mapping[str, 
     return Table("Overview", columns, tuple(rows), "", "The headline numbers; the other tabs break them down.")
 
 
+def _calibration_empty(report: Mapping[str, Any]) -> str:
+    """Why there is no calibration to show ("" when some run has calibrated items)."""
+    entries = (report.get("calibration") or {}).values()
+    if any(c.get("n") for c in entries):
+        return ""
+    if not report.get("judges"):
+        return NO_RUNS
+    if not entries:
+        return NO_PREFERENCE_RUNS
+    notes = {c.get("note") for c in entries}
+    return NO_CONFIDENCES if NO_CONFIDENCES in notes else next(iter(notes)) or NO_CONFIDENCES
+
+
+def calibration_table(report: Mapping[str, Any]) -> Table:
+    """Per run: ECE, mean item confidence against accuracy, accuracy of the most confident items."""
+    columns = (
+        Column("run"),
+        Column("items", True, "decided items with a confidence and a reference (else adjudication)"),
+        Column("ECE", True, "expected calibration error: Σ (n_bin / N) · |accuracy − confidence| over 10 bins"),
+        Column("mean confidence %", True, "mean item confidence"),
+        Column("accuracy %", True, "official vote, over the same items"),
+        *(
+            Column(f"top {int(100 * q)} % acc. %", True, f"accuracy of the {int(100 * q)} % most confident items")
+            for q in COVERAGE_COLUMNS
+        ),
+        Column("no confidence", True, "decided items with a target but no confidence (ties, unparsed, no log-probs)"),
+    )
+    rows = []
+    for run_id, c in (report.get("calibration") or {}).items():
+        if not c.get("n"):
+            continue
+        at = {round(p["coverage"], 6): p for p in c.get("coverage") or ()}
+        rows.append(
+            (
+                Cell(f"run {run_id}", int(run_id)),
+                count(c["n"]),
+                num(c.get("ece")),
+                pct(c.get("mean_confidence")),
+                pct(c.get("accuracy")),
+                *(pct((at.get(round(q, 6)) or {}).get("accuracy")) for q in COVERAGE_COLUMNS),
+                count(c.get("decided_without_confidence")),
+            )
+        )
+    note = "Item confidence = mean probability the samples gave the item's official decision (STATISTICS.md)."
+    return Table("Calibration", columns, tuple(rows), "" if rows else _calibration_empty(report), note)
+
+
+def reliability_table(report: Mapping[str, Any]) -> Table:
+    """The reliability diagram as numbers: per run and non-empty confidence bin."""
+    columns = (
+        Column("run"),
+        Column("confidence bin"),
+        Column("items", True),
+        Column("mean confidence %", True),
+        Column("accuracy %", True),
+        Column("gap", True, "accuracy − mean confidence (negative: over-confident), in points"),
+    )
+    rows = []
+    for run_id, c in (report.get("calibration") or {}).items():
+        for b in c.get("bins") or ():
+            if b["n"]:
+                gap = 100 * (b["accuracy"] - b["confidence"])
+                rows.append(
+                    (
+                        Cell(f"run {run_id}", int(run_id)),
+                        Cell(f"{b['low']:.1f}–{b['high']:.1f}", b["low"]),
+                        count(b["n"]),
+                        pct(b["confidence"]),
+                        pct(b["accuracy"]),
+                        Cell(f"{gap:+.1f}", gap),
+                    )
+                )
+    note = "Accuracy per confidence bin: a calibrated judge is right as often as it is confident."
+    return Table("Reliability", columns, tuple(rows), "" if rows else _calibration_empty(report), note)
+
+
 # -- figures ------------------------------------------------------------------------------------
 
 FIGURE_TITLES = {
@@ -425,6 +506,7 @@ FIGURE_TITLES = {
     "k_curve": "Accuracy vs K",
     "annotator_accuracy": "Annotators vs reference",
     "annotator_kappa": "Annotator κ",
+    "calibration": "Calibration",
 }
 
 
@@ -444,6 +526,8 @@ def figure_empty(name: str, report: Mapping[str, Any]) -> str:
         if not accuracy:
             return NO_LABELS
         return "" if any((a.get("with_ties") or {}).get("n") for a in accuracy.values()) else NO_REFERENCE
+    if name == "calibration":
+        return _calibration_empty(report)
     if name == "annotator_kappa":
         agreement = report.get("agreement") or {}
         defined = [v for v in (agreement.get("cohen_pairs") or {}).values() if v is not None]
@@ -469,6 +553,8 @@ def build_dashboard(
         annotators=annotators_table(report, counts),
         annotator_pairs=annotator_pairs_table(report, shared),
         judge_vs_annotators=judge_vs_annotators_table(report),
+        calibration=calibration_table(report),
+        reliability=reliability_table(report),
     )
     entries = tuple(FigureEntry(n, FIGURE_TITLES.get(n, n.replace("_", " ")), figure_empty(n, report)) for n in figures)
     missing = tuple(

@@ -32,6 +32,7 @@ class RunData:
     parsed: np.ndarray
     judged: np.ndarray
     scores: np.ndarray | None = None  # pointwise runs: the parsed score of each sample
+    confidence: np.ndarray | None = None  # each sample's confidence (NaN: none); None: no sample has one
 
 
 @dataclass
@@ -49,6 +50,7 @@ class StatsData:
     media_kind: np.ndarray | None = None  # "none" | "image" | "video" per item
     sources: np.ndarray | None = None  # VL-RewardBench's query_source per item (None: not given)
     image_tokens: np.ndarray | None = None  # "<image>" tokens in the prompt as written
+    adjudicated: np.ndarray | None = None  # the response the newest adjudication prefers (NaN: none)
 
 
 def _ints(column: str | None) -> np.ndarray:
@@ -91,6 +93,10 @@ def load_stats_data(store: Store) -> StatsData:
     labels = {name: coded for name, coded in labels.items() if not np.all(np.isnan(coded))}
 
     runs = [_run_data(run_rows, item_ids) for run_rows in rows.runs]
+    adjudicated = np.full(n, np.nan)
+    for item_id, preferred in rows.adjudicated:
+        if item_id in index:
+            adjudicated[index[item_id]] = preferred
     return StatsData(
         item_ids,
         categories,
@@ -105,6 +111,7 @@ def load_stats_data(store: Store) -> StatsData:
         media_kind,
         np.array(rows.query_sources, dtype=object),
         _ints(rows.image_tokens_csv).astype(float),
+        adjudicated,
     )
 
 
@@ -135,4 +142,11 @@ def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:
             i = int(np.searchsorted(item_ids, item_id))
             if value is not None and i < n and item_ids[i] == item_id:
                 scores[i, sample] = value
-    return RunData(run, choices, first, parsed, judged, scores)
+    confidence = None
+    if rows.confidences:
+        confidence = np.full((n, samples), np.nan)
+        for item_id, sample, value in rows.confidences:
+            i = int(np.searchsorted(item_ids, item_id))
+            if i < n and item_ids[i] == item_id and sample < samples:
+                confidence[i, sample] = value
+    return RunData(run, choices, first, parsed, judged, scores, confidence)

@@ -226,6 +226,57 @@ def kappa_matrix(report: dict[str, Any]):
     return fig
 
 
+def calibration(report: dict[str, Any]):
+    """Per run with confidences: the reliability diagram (each non-empty confidence bin's mean
+    confidence against its accuracy, the marker's area growing with its item count, written
+    beside it; the diagonal = perfectly calibrated) and the coverage–accuracy curve (accuracy
+    of the most confident share of items)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(10.5, 4.2), layout="constrained")
+    reliability, coverage = fig.subplots(1, 2)
+    runs = {k: c for k, c in (report.get("calibration") or {}).items() if c.get("n")}
+    if not runs:
+        fig.delaxes(coverage)
+        _empty(reliability, "No confidences: the judge runs stored no log-probabilities")
+        return fig
+    low = min(b["low"] for c in runs.values() for b in c["bins"] if b["n"])
+    for run_id, c in runs.items():
+        bins = [b for b in c["bins"] if b["n"]]
+        xs, ys = [b["confidence"] for b in bins], [b["accuracy"] for b in bins]
+        (line,) = reliability.plot(xs, ys, marker="o", markersize=0, linewidth=1.5)
+        label = f"run {run_id}: ECE {c['ece']:.3f}, {c['n']} items"
+        reliability.scatter(xs, ys, s=[18 + 6 * b["n"] for b in bins], color=line.get_color(), zorder=3, label=label)
+        for x, y, b in zip(xs, ys, bins):
+            reliability.annotate(
+                str(b["n"]), (x, y), textcoords="offset points", xytext=(7, -10), fontsize=8, color=line.get_color()
+            )
+        points = c["coverage"]
+        coverage.plot(
+            [100 * p["coverage"] for p in points],
+            [p["accuracy"] for p in points],
+            marker="o",
+            markersize=3,
+            label=f"run {run_id} (all {c['n']} items: {100 * c['accuracy']:.1f}%)",
+        )
+    reliability.plot([0, 1], [0, 1], color="#777", linestyle="--", linewidth=1, label="perfectly calibrated")
+    for edge in range(11):  # the bins' edges
+        reliability.axvline(edge / 10, color="#eee", linewidth=0.8, zorder=0)
+    reliability.set_xlim(max(0.0, low - 0.02), 1.02)
+    reliability.set_xlabel("item confidence (mean in each bin of 0.1)")
+    reliability.set_ylabel("accuracy in the bin (official vote)")
+    reliability.set_title("Reliability diagram (numbers: items per bin)")
+    coverage.set_xlim(0, 102)
+    coverage.set_xlabel("coverage: % of items kept, most confident first")
+    coverage.set_ylabel("accuracy of the items kept")
+    coverage.set_title("Coverage–accuracy")
+    for ax in (reliability, coverage):
+        ax.set_ylim(-0.03, 1.25)
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+        ax.legend(fontsize="small", loc="upper left", frameon=False)
+    return fig
+
+
 #: Every figure of the statistics view and report, by file name.
 FIGURES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "length_bias": length_histogram,
@@ -234,4 +285,5 @@ FIGURES: dict[str, Callable[[dict[str, Any]], Any]] = {
     "k_curve": k_curve,
     "annotator_accuracy": annotator_accuracy,
     "annotator_kappa": kappa_matrix,
+    "calibration": calibration,
 }

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..store import Store
 from .agreement import agreement_report, judge_human_kappa
+from .calibration import calibration_report
 from .data import load_stats_data
 from .dataset import dataset_report
 from .judge_metrics import (
@@ -45,6 +46,7 @@ def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200)
             name: ties_accuracy(labels, data.ref_chosen, ~np.isnan(labels)) for name, labels in data.labels.items()
         },
         "steps": prm_report(store, runs=[r.run for r in runs]),
+        "calibration": calibration_report(data, runs),
     }
 
 
@@ -150,6 +152,7 @@ def summary_text(report: dict[str, Any]) -> str:
                 f"  position consistency {_pct(m['position_consistency'])},"
                 f" first-position preference {_pct(m.get('first_position_preference'))}"
             )
+    lines += calibration_lines(report)
     for s in (report.get("steps") or {}).get("runs", []):
         lines.append(
             f"step run {s['run_id']} (erroneous = score ≤ {s['threshold']}): F1 erroneous"
@@ -158,6 +161,30 @@ def summary_text(report: dict[str, Any]) -> str:
             f" of {s['first_error_accuracy_n']}"
         )
     return "\n".join(lines)
+
+
+def calibration_lines(report: dict[str, Any]) -> list[str]:
+    """The calibration part of the summary: per run ECE, mean confidence against accuracy and
+    the accuracy of the most confident fifth (see ``calibration``)."""
+    lines = []
+    for run_id, c in (report.get("calibration") or {}).items():
+        if not c.get("n"):
+            lines.append(f"calibration run {run_id}: {c.get('note')}")
+            continue
+        fifth = next((p for p in c["coverage"] if abs(p["coverage"] - 0.2) < 1e-9), None)
+        targets = c.get("target_counts") or {}
+        lines.append(
+            f"calibration run {run_id} (official vote, item confidence; {c['n']} items vs"
+            f" {targets.get('reference', 0)} references, {targets.get('adjudication', 0)} adjudications):"
+            f" ECE {_num(c['ece'])}; mean confidence {_pct(c['mean_confidence'])}, accuracy {_pct(c['accuracy'])}"
+            + (f"; top 20% most confident: {_pct(fifth['accuracy'])} of {fifth['n']}" if fifth else "")
+            + f"; {c.get('decided_without_confidence', 0)} decided items without a confidence"
+        )
+        lines.append(
+            "  reliability (confidence bin: n, accuracy): "
+            + ", ".join(f"{b['low']:.1f}–{b['high']:.1f}: {b['n']}, {_pct(b['accuracy'])}" for b in c["bins"] if b["n"])
+        )
+    return lines
 
 
 def write_report(report: dict[str, Any], folder: Path) -> Path:

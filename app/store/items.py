@@ -284,6 +284,15 @@ def _judge_set(run: int, judge: str | None) -> _Set:
             "EXISTS (SELECT 1 FROM verdicts WHERE run_id = ? AND item_id = i.id)",
             size=LARGE,
         )
+    if judge == "confident_wrong":
+        with_confidence = "SELECT item_id FROM verdicts WHERE run_id = ? AND confidence IS NOT NULL"
+        return _Set(
+            f"SELECT item_id FROM judge_items WHERE run_id = ? AND verdict = 'wrong'"
+            f" AND item_id IN ({with_confidence})",
+            (run, run),
+            f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND verdict = 'wrong')"
+            f" AND i.id IN ({with_confidence})",
+        )
     test = {"inconsistent": "inconsistent", "failed": "failed > 0", "unparsed": "verdict = 'undecided'"}.get(
         judge, f"verdict = '{judge}'"
     )
@@ -293,6 +302,26 @@ def _judge_set(run: int, judge: str | None) -> _Set:
         f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
         size=LARGE if judge == "right" else SMALL,
     )
+
+
+# The item confidence of ``app.judge.confidence.item_confidence`` for item ``i.id`` in a run
+# (parameter: the run id): the mean over its samples with a confidence of the probability each
+# gave the official decision (``judge_items.choice``): c when it named it, 1 − c on a
+# two-response item, 0 otherwise. tests/test_calibration.py checks it equals the Python one.
+_ITEM_CONFIDENCE = (
+    "(SELECT avg(CASE WHEN v.choice = ji.choice THEN v.confidence WHEN i.n_responses = 2 THEN 1 - v.confidence"
+    " ELSE 0 END) FROM verdicts v JOIN judge_items ji ON ji.run_id = v.run_id AND ji.item_id = v.item_id"
+    " WHERE v.run_id = ? AND v.item_id = i.id AND v.confidence IS NOT NULL AND v.error IS NULL AND v.parsed"
+    " AND v.choice IS NOT NULL AND ji.choice IS NOT NULL)"
+)
+
+
+def _order_sql(f: ItemFilter) -> tuple[str, tuple]:
+    """The table's order under a filter: store order, except "confident and wrong", which
+    puts the most confident failures first (item confidence descending, then store order)."""
+    if f.judge == "confident_wrong" and f.judge_run is not None:
+        return f"{_ITEM_CONFIDENCE} DESC, i.id", (f.judge_run,)
+    return "i.id", ()
 
 
 def _like(text: str) -> str:
@@ -427,9 +456,21 @@ class ItemsMixin(StoreBase):
         self, offset: int = 0, limit: int = 500, category: str | None = None, filter: ItemFilter | None = None
     ) -> list[ItemSummary]:
         """A page of item-table rows in store order, optionally filtered."""
-        where, params = _filter_sql(filter or ItemFilter(category=category))
-        rows = self.query(f"{_SUMMARY_SQL} WHERE {where} ORDER BY i.id LIMIT ? OFFSET ?", (*params, limit, offset))
+        f = filter or ItemFilter(category=category)
+        where, params = _filter_sql(f)
+        order, order_params = _order_sql(f)
+        rows = self.query(
+            f"{_SUMMARY_SQL} WHERE {where} ORDER BY {order} LIMIT ? OFFSET ?", (*params, *order_params, limit, offset)
+        )
         return [ItemSummary(*row) for row in rows]
+
+    def item_confidences(self, run_id: int, item_ids: Sequence[int]) -> dict[int, float | None]:
+        """The item confidence (``app.judge.confidence``) of these items in a run, by SQL."""
+        if not item_ids:
+            return {}
+        marks = ",".join("?" * len(item_ids))
+        rows = self.query(f"SELECT i.id, {_ITEM_CONFIDENCE} FROM items i WHERE i.id IN ({marks})", (run_id, *item_ids))
+        return dict(rows)
 
     def item_summaries_by_id(self, item_ids: list[int]) -> list[ItemSummary]:
         """Item-table rows for these ids, in store order."""
@@ -442,7 +483,17 @@ class ItemsMixin(StoreBase):
     def count_items(self, filter: ItemFilter | None = None, before_id: int | None = None) -> int:
         """How many items a filter selects (only those with ids below ``before_id``, if
         given: that is an item's row in the filtered table)."""
-        where, params = _filter_sql(filter or ItemFilter())
+        f = filter or ItemFilter()
+        where, params = _filter_sql(f)
+        order, order_params = _order_sql(f)
+        if before_id is not None and order_params:  # a filter with its own order: the row in it
+            ids = [
+                r[0]
+                for r in self.query(
+                    f"SELECT i.id FROM items i WHERE {where} ORDER BY {order}", (*params, *order_params)
+                )
+            ]
+            return ids.index(before_id) if before_id in ids else len(ids)
         if before_id is not None:
             where += " AND i.id < ?"
             params.append(before_id)

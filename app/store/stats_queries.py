@@ -24,6 +24,12 @@ SELECT group_concat(item_id), group_concat(annotator_id), group_concat(code) FRO
                         WHEN 'both_bad' THEN {LABEL_CODE_BOTH_BAD} ELSE -1 END AS code
     FROM label_current WHERE kind = 'label' AND outcome != 'cleared')"""
 
+# Every current adjudication, oldest first (the newest per item decides, as in export).
+_CURRENT_ADJUDICATIONS = (
+    "SELECT item_id, outcome, preferred FROM label_current WHERE kind = 'adjudication' AND outcome != 'cleared'"
+    " ORDER BY created_at, label_rowid"
+)
+
 # first shown = the first number of the JSON order list, cut out in SQL
 _RUN_VERDICTS = (
     "SELECT group_concat(item_id), group_concat(sample_idx), group_concat(coalesce(choice, -1)),"
@@ -43,6 +49,8 @@ class RunVerdictRows:
     run: RunRecord
     columns: tuple[str | None, ...]
     scores: list[tuple[int, int, str]] = field(default_factory=list)
+    #: ``(item id, sample index, confidence)`` of the samples that have a confidence.
+    confidences: list[tuple[int, int, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,8 @@ class StatsRows:
     runs: list[RunVerdictRows]
     query_sources: list[str | None] = field(default_factory=list)  # VL-RewardBench's query_source per item
     image_tokens_csv: str | None = None  # "<image>" tokens in the prompt as written, per item
+    #: ``(item id, preferred response)`` of each item whose newest current adjudication prefers one.
+    adjudicated: list[tuple[int, int]] = field(default_factory=list)
 
 
 class StatsMixin(JudgeMixin, SnapshotMixin):
@@ -95,6 +105,7 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             tags = self.query("SELECT item_id, kind FROM ref_error_tags ORDER BY item_id, idx")
             names = dict(self.query("SELECT id, name FROM annotators"))
             l_items, l_annotators, l_codes = self.query(_CURRENT_LABELS)[0]
+            adjudications = self.query(_CURRENT_ADJUDICATIONS)
             runs = [self._run_verdict_rows(run) for run in self.runs()]
         return StatsRows(
             ids,
@@ -114,6 +125,7 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             runs,
             [r[2] for r in text_rows],
             ",".join(str(r[3]) for r in text_rows) or None,
+            _newest_adjudications(adjudications),
         )
 
     def _run_verdict_rows(self, run: RunRecord) -> RunVerdictRows:
@@ -122,4 +134,17 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             "SELECT item_id, sample_idx, scores FROM verdicts WHERE run_id = ? AND parsed = 1 AND scores IS NOT NULL",
             (run.id,),
         )
-        return RunVerdictRows(run, columns, scores)
+        confidences = self.query(
+            "SELECT item_id, sample_idx, confidence FROM verdicts WHERE run_id = ? AND confidence IS NOT NULL",
+            (run.id,),
+        )
+        return RunVerdictRows(run, columns, scores, confidences)
+
+
+def _newest_adjudications(rows: list[tuple]) -> list[tuple[int, int]]:
+    """Per item, the response its newest current adjudication prefers (rows come oldest
+    first); an item whose newest adjudication prefers none (tie, both bad, discard) has none."""
+    newest: dict[int, tuple] = {}
+    for item_id, outcome, preferred in rows:
+        newest[item_id] = (outcome, preferred)
+    return [(i, p) for i, (o, p) in newest.items() if o == "prefer" and p is not None]
