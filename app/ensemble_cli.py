@@ -19,12 +19,12 @@ def add_parsers(sub) -> None:
     # The judge modules (numpy) load only when one of these commands runs.
     vote_help = "the vote convention of each run's item verdict (docs/STATISTICS.md)"
     p = sub.add_parser("ensemble", help="several judge runs together: accuracy, kappa between judges, wrong counts")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--runs", required=True, help="run ids separated by commas, e.g. 1,2,3")
     p.add_argument("--vote", choices=VOTES, default=VOTES[0], help=vote_help)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p = sub.add_parser("hard-set", help="save the items at least M of the runs fail as a collection (VL-RewardBench)")
-    p.add_argument("--db", type=Path, required=True)
+    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--runs", required=True, help="run ids separated by commas, e.g. 1,2,3")
     p.add_argument("--min-fail", type=int, metavar="M", help="judges that must fail an item (default: a majority)")
     p.add_argument("--name", required=True, help="the new collection's name")

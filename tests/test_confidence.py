@@ -279,3 +279,34 @@ def test_item_confidence_is_the_mean_probability_given_to_the_official_decision(
     verdict = ItemVerdict.from_votes(7, [0, 0, 1], False)
     assert item_confidence_of(verdict, samples, 2) == pytest.approx(2.0 / 3)
     assert item_confidence_of(None, samples, 2) is None
+
+
+def test_a_reparse_reads_confidence_again_from_the_stored_log_probabilities(tmp_path):
+    """A derived run's samples carry the confidence of the verdict *its* parser read, not a
+    copy of the source run's."""
+    import math
+
+    from helpers import fake_run
+    from pairscope.app.judge.derived import reparse
+    from pairscope.app.judge.results import record_verdicts
+    from pairscope.app.records import Item, Reference, Response
+    from pairscope.app.store import Store, VerdictRecord
+
+    def tok(text, p, other=None):
+        top = [{"token": text, "logprob": math.log(p)}]
+        if other:
+            top.append({"token": other[0], "logprob": math.log(other[1])})
+        return {"token": text, "logprob": math.log(p), "top": top}
+
+    logprobs = [tok("Response", 0.99), tok(" 2", 0.8, (" 1", 0.2)), tok(" is", 0.9), tok(" better.", 0.9)]
+    with Store.create(tmp_path / "p.pairscope") as store:
+        store.add_items([Item("a", "q", (Response(0, "x"), Response(1, "y")), reference=Reference(ranking=(1, 0)))])
+        run = fake_run(store)
+        item_id = store.item_id("a")
+        stale = VerdictRecord(
+            run.id, item_id, 0, (0, 1), "Response 2 is better.", 1, None, True, "", logprobs=logprobs, confidence=0.5
+        )
+        record_verdicts(store, run, [stale])
+        derived = reparse(store, run.id, "lenient")
+        (sample,) = store.verdicts(derived.id)
+        assert sample.choice == 1 and sample.confidence == pytest.approx(0.8, abs=1e-6)

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .plain_text import tooltip
+
 HIGHLIGHT = QColor("#ffe08a")
 #: Background of the right/wrong cell of the per-run table.
 OUTCOME_COLOURS = {"right": QColor("#d6f0d0"), "wrong": QColor("#f7d4d4"), "undecided": QColor("#fff1c2")}
@@ -63,7 +65,7 @@ class ReviewPanel(QWidget):
         for row, line in enumerate(runs):
             for column, text in enumerate((line.label, line.verdict, line.votes, line.outcome)):
                 cell = QTableWidgetItem(text)  # plain text: a model name is never markup
-                cell.setToolTip(text)
+                cell.setToolTip(tooltip(text))  # Qt renders a tooltip as HTML when it looks like it
                 if column == 3 and text in OUTCOME_COLOURS:
                     cell.setBackground(OUTCOME_COLOURS[text])
                 self.runs.setItem(row, column, cell)

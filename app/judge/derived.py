@@ -12,10 +12,12 @@ from pathlib import Path
 
 import orjson
 
+from pairscope.models.base import Generation
 from pairscope.models.parsing import PARSERS, pairwise_parser, rationale
 
 from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
+from .confidence import sample_confidence
 from .modes import get_mode
 from .results import record_verdicts
 
@@ -73,6 +75,8 @@ def reparse(store: Store, run_id: int, parser: str) -> RunRecord:
                     scores=p.scores,
                     parsed=p.parsed,
                     rationale=rationale(text, p.span) if text else None,
+                    # the verdict this parser reads may sit on other tokens than the old one
+                    confidence=sample_confidence(mode, p, Generation(text, logprobs=v.logprobs), v.order_shown),
                     created_at=None,
                 )
             )
