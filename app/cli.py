@@ -46,6 +46,8 @@ SUBCOMMANDS = (
     "pack",
     "merge",
     "schema",
+    "ensemble",
+    "hard-set",
 )
 
 
@@ -189,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", type=int, help="only this judge run")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--report", type=Path, metavar="DIR", help="also write report.md, stats.json and figures")
+    p.add_argument("--csv", type=Path, metavar="DIR", help="also write the tables as CSV (docs/RESEARCH_API.md)")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the 95%% CIs")
 
     p = sub.add_parser("export", help="export a curated set (JSONL + media + manifest.json)")
@@ -242,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     a = actions.add_parser("export", help="write the schema and its guidelines as a TOML file")
     a.add_argument("--version", type=int, dest="schema_version", help="a stored version instead of the newest")
     a.add_argument("--out", type=Path, help="file to write (default: standard output)")
+    from .ensemble_cli import add_parsers as add_ensemble_parsers
+
+    add_ensemble_parsers(sub)
     for command in sub.choices.values():
         command.formatter_class = HelpFormatter
     return parser
@@ -402,6 +408,10 @@ def cmd_stats(args) -> int:
         if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
             print(f"note: {store.note}", file=sys.stderr)
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
+        if args.csv:  # pandas loads only here
+            from .research import write_stats_csv
+
+            print(f"csv: {len(write_stats_csv(store, report, args.csv))} tables in {args.csv}", file=sys.stderr)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
     if args.report:
         print(f"report: {write_report(report, args.report)}", file=sys.stderr)
@@ -479,6 +489,18 @@ def cmd_schema(args) -> int:
     return run_schema_command(args)
 
 
+def cmd_ensemble(args) -> int:
+    from .ensemble_cli import run_ensemble
+
+    return run_ensemble(args)
+
+
+def cmd_hard_set(args) -> int:
+    from .ensemble_cli import run_hard_set
+
+    return run_hard_set(args)
+
+
 COMMANDS = {
     "import": cmd_import,
     "info": cmd_info,
@@ -491,6 +513,8 @@ COMMANDS = {
     "pack": cmd_pack,
     "merge": cmd_merge,
     "schema": cmd_schema,
+    "ensemble": cmd_ensemble,
+    "hard-set": cmd_hard_set,
 }
 
 

@@ -94,6 +94,9 @@ def register_backend(name: str):
 
 def create_backend(name: str, **options: Any) -> JudgeBackend:
     """Build a registered backend (``transformers``, ``openai``, …); ``JudgeError`` for unknown names."""
+    missing = missing_extra(name)
+    if missing:
+        raise JudgeError(missing)
     if name not in BACKENDS:
         _load_builtin_backends()
     try:
@@ -101,6 +104,37 @@ def create_backend(name: str, **options: Any) -> JudgeBackend:
     except KeyError:
         raise JudgeError(f"unknown judge backend {name!r}; known: {', '.join(sorted(BACKENDS))}") from None
     return factory(**options)
+
+
+#: What each built-in backend needs beyond the base (annotator) install, and the extra that
+#: installs it: the base install labels, computes stats and exports without any of these.
+BACKEND_EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
+    "transformers": (("torch", "transformers"), "judge"),
+    "openai": (("httpx",), "endpoint"),
+}
+
+
+def missing_extra(name: str) -> str | None:
+    """Why backend ``name`` cannot run in this install, with the command that fixes it; ``None``
+    when everything it needs is importable (checked without importing it)."""
+    import importlib.util
+
+    needs, extra = BACKEND_EXTRAS.get(name, ((), ""))
+
+    def installed(module: str) -> bool:
+        try:
+            return importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a broken or blocked install counts as absent
+            return False
+
+    absent = [module for module in needs if not installed(module)]
+    if not absent:
+        return None
+    return (
+        f"the {name} judge backend needs {' and '.join(absent)}, which this install lacks"
+        f" (the annotator install labels without them): pip install 'pairscope[{extra}]'"
+        + (" (docs/INSTALL.md: torch for your GPU first)" if extra == "judge" else "")
+    )
 
 
 def _load_builtin_backends() -> None:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up PairScope in ./.venv on a fresh machine: torch from the local wheel, then the
-# package with its test extras. With --gui, also the apt packages a real Qt window needs
+# package with every extra and the test tools (`.[dev]`, which includes `all`); see
+# docs/INSTALL.md for the smaller installs (annotator, researcher, GPU judge). With --gui, also the apt packages a real Qt window needs
 # (xcb libraries; Xvfb, a window manager and xdotool for machines without a screen and the
 # test that types real keys). Safe to run again: it only adds
 # what is missing.
@@ -33,15 +34,28 @@ PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
     "$PY" -m venv .venv
 fi
-pip_install() { .venv/bin/python -m pip install -q --disable-pip-version-check "$@" 2>&1 | grep -v "^WARNING: Location" || true; }
+# A failed install stops the set-up with pip's own error (and its exit status); only pip's
+# notices about this machine's unused local package folders are left out of the output.
+pip_install() {
+    local log status=0
+    log=$(mktemp)
+    .venv/bin/python -m pip install -q --disable-pip-version-check "$@" >"$log" 2>&1 || status=$?
+    grep -v "^WARNING: Location" "$log" >&2 || true
+    rm -f "$log"
+    if [ "$status" != 0 ]; then
+        echo "setup: failed: pip install $* (exit $status; pip's error is above)" >&2
+        exit "$status"
+    fi
+}
 
 # torch 2.14.1 + torchvision 0.29.1 lie on this machine's disk (FACTS.md): ~45 s, no download.
 if ! .venv/bin/python -c "import torch, torchvision" >/dev/null 2>&1; then
     echo "setup: installing torch 2.14.1 + torchvision 0.29.1"
     pip_install torch==2.14.1 torchvision==0.29.1
 fi
-echo "setup: installing pairscope (editable) with dev and endpoint extras"
-# endpoint: httpx for --backend openai; dev brings transformers[serving] (FastAPI, uvicorn) so
-# the tests can run a real `transformers serve` for it.
-pip_install -e ".[dev,endpoint]"
-.venv/bin/python -c "import pairscope.app, torch; print('setup: ok, torch', torch.__version__)"
+echo "setup: installing pairscope (editable) with the dev extra (judge, endpoint, test tools)"
+# dev = all (judge: transformers; endpoint: httpx) + pytest, lint, type checks, the reference
+# statistics libraries, datasets, transformers[serving] (a real `transformers serve` for the
+# endpoint tests) and pyinstaller (the bundle test).
+pip_install -e ".[dev]"
+.venv/bin/python -c "import pairscope, torch, transformers, httpx, datasets, PyInstaller; print('setup: ok, pairscope', pairscope.__version__, 'torch', torch.__version__)"

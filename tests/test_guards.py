@@ -40,7 +40,7 @@ def importlinter_config(namespace: str) -> str:
             keep = line.strip() in ("[tool.importlinter]", "[[tool.importlinter.contracts]]")
         if keep:
             lines.append(line)
-    return "\n".join(lines).replace("pairscope.", f"{namespace}.") + "\n"
+    return "\n".join(lines).replace("pairscope.", f"{namespace}.").replace('"pairscope"', f'"{namespace}"') + "\n"
 
 
 def lint_imports(cwd: Path, config: Path | None = None, pythonpath: Path | None = None):

@@ -111,4 +111,72 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
         available = QApplication.primaryScreen().availableGeometry()
         window.resize(min(1600, available.width()), min(1000, available.height()))
     window.show()
+    if os.environ.get("PAIRSCOPE_SELFTEST"):
+        schedule_selftest(window, Path(path), name, os.environ["PAIRSCOPE_SELFTEST"])
     return app.exec()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The ``pairscope-gui`` entry point (a GUI script: no console window on Windows): the
+    window only, with ``pairscope``'s window options (``pairscope-gui [DB] [--annotator NAME]``)."""
+    from ..cli import build_gui_parser
+
+    args = build_gui_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return run(args.db, args.annotator, args.item)
+
+
+#: Key names ``PAIRSCOPE_SELFTEST`` accepts ("1" = response 1 is better; see app/keymap.py).
+SELFTEST_KEYS = {"1": "Key_1", "2": "Key_2", "t": "Key_T", "b": "Key_B", "x": "Key_X"}
+
+
+def schedule_selftest(window: MainWindow, path: Path, annotator: str, keys: str) -> None:
+    """``PAIRSCOPE_SELFTEST=KEY``: once the first item shows, press KEY on the window the way a
+    user does (QTest sends it through Qt's shortcut map to the window's actions), wait for the
+    label to reach the project file, print one ``selftest:`` JSON line and quit: exit code 0
+    when a second, read-only connection finds the label, 1 when it does not. Used by
+    tests/test_bundle.py on the frozen app, where no test framework is inside the bundle."""
+    import json
+    import time
+
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtTest import QTest
+
+    key = SELFTEST_KEYS.get(keys.strip().lower(), "Key_1")
+    started = time.monotonic()
+    state: dict = {}
+
+    def finish(ok: bool, **fields) -> None:
+        fields.update(ok=ok, seconds=round(time.monotonic() - started, 3))
+        print("selftest: " + json.dumps(fields), flush=True)
+        QApplication.instance().exit(0 if ok else 1)  # type: ignore[union-attr]
+
+    def press() -> None:
+        current = window.controller.current
+        if current is None:  # the first item is still loading
+            if time.monotonic() - started > 20:
+                return finish(False, error="no item was shown within 20 s")
+            QTimer.singleShot(50, press)
+            return
+        if QApplication.activeWindow() is not window:  # window-wide shortcuts fire in the active window only
+            if time.monotonic() - started > 20:
+                return finish(False, error="the window never became active")
+            window.windowHandle().requestActivate()
+            QTimer.singleShot(50, press)
+            return
+        state["item_id"], state["ext_id"] = current.item.id, current.item.ext_id
+        QTest.keyClick(window, getattr(Qt.Key, key))
+        state["pressed"] = time.monotonic()
+        QTimer.singleShot(0, check)
+
+    def check() -> None:
+        with Store.open(path, readonly=True) as store:  # what is in the file, not in the window
+            label = store.current_label(state["item_id"], annotator)
+        if label is not None:
+            return finish(
+                True, item=state["ext_id"], annotator=annotator, outcome=label.outcome, ranking=list(label.ranking)
+            )
+        if time.monotonic() - state["pressed"] > 10:
+            return finish(False, item=state["ext_id"], error="the key press saved no label within 10 s")
+        QTimer.singleShot(50, check)
+
+    QTimer.singleShot(0, press)
