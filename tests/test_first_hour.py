@@ -297,3 +297,22 @@ def test_import_dialog_text_is_inert(qtbot, project_path, tmp_path):
     qtbot.waitUntil(lambda: hasattr(window, "import_result"), timeout=10000)
     assert "&lt;b&gt;bold&lt;b&gt;" in window.import_result.text()
     window.import_result.close()
+
+
+def test_the_judge_panel_names_the_items_confidence(tmp_path):
+    from pairscope.app.judge.review import judge_item_view
+
+    path = make_project(tmp_path / "c.pairscope", n=1)
+    with Store.open(path) as store:
+        item = store.get_item(store.item_id("it0"))
+        run = fake_run(store, k=2)
+        record_verdicts(
+            store,
+            run,
+            [
+                VerdictRecord(run.id, item.stored_id, s, (0, 1), "Answer: 1", 0, None, True, "", confidence=c)
+                for s, c in ((0, 0.9), (1, 0.7))
+            ],
+        )
+        view = judge_item_view(store, item, (0, 1), "ann", run.id)
+    assert view.summary.startswith("Judge: Response 1 (2 of 2 samples)  ·  confidence 0.80  ·  You: —")

@@ -217,6 +217,17 @@ def test_stats_follow_the_projects_schema_order():
     assert error_kind_order(SimpleNamespace()) == ERROR_KINDS
 
 
+def test_the_stats_read_carries_the_projects_schema_order(project):
+    from pairscope.app.stats.data import load_stats_data
+
+    with Store.open(project) as store:
+        assert load_stats_data(store).error_kind_order == ()  # no schema stored: the built-in order
+        set_schema(store, CHART)
+        order = load_stats_data(store).error_kind_order
+    assert order == parse_schema(CHART, "t.toml").error_names and order[-1] == "other"
+    assert sorted(["other", "axis"], key=kind_order_key(order)) == list(order[-2:])
+
+
 # -- the store: versions, and what labels record ------------------------------------------------
 
 

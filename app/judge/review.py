@@ -153,6 +153,7 @@ def judge_item_view(
 ) -> JudgeItemView:
     """The chosen run's verdict on ``item`` beside this annotator's label and the dataset's
     reference, in screen terms; the rationale is read back from the stored samples."""
+    from .confidence import item_confidence_of
     from .results import judge_item, verdict_phrases  # numpy and the vote: when a verdict is shown
 
     position = {idx: pos for pos, idx in enumerate(order, start=1)}
@@ -171,7 +172,11 @@ def judge_item_view(
         return JudgeItemView("  ·  ".join([f"Not judged in run {run_id}", *people]), "", "")
     judgement = judge_item(store.run(run_id), verdicts, len(item.responses))
     parts = verdict_phrases(judgement, name, reference)
-    parts[1:1] = people
+    head = parts[:1]
+    confidence = item_confidence_of(judgement, verdicts, len(item.responses))
+    if confidence is not None:  # the mean probability the samples gave the decision (STATISTICS.md)
+        head.append(f"confidence {confidence:.2f}")
+    parts = head + people + parts[1:]
     rationale = "\n\n".join(
         f"— sample {v.sample_idx + 1} —\n" + (v.raw_output or (f"(failed: {v.error})" if v.error else "(no output)"))
         for v in verdicts

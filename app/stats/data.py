@@ -51,6 +51,7 @@ class StatsData:
     sources: np.ndarray | None = None  # VL-RewardBench's query_source per item (None: not given)
     image_tokens: np.ndarray | None = None  # "<image>" tokens in the prompt as written
     adjudicated: np.ndarray | None = None  # the response the newest adjudication prefers (NaN: none)
+    error_kind_order: tuple[str, ...] = ()  # the project's label schema's error types, in order
 
 
 def _ints(column: str | None) -> np.ndarray:
@@ -112,7 +113,17 @@ def load_stats_data(store: Store) -> StatsData:
         np.array(rows.query_sources, dtype=object),
         _ints(rows.image_tokens_csv).astype(float),
         adjudicated,
+        _error_kind_order(store),
     )
+
+
+def _error_kind_order(store: Store) -> tuple[str, ...]:
+    """The newest stored label schema's error types (empty: the built-in order)."""
+    from ..label_schema import schema_from_json
+    from ..store.label_schemas import label_schema_row
+
+    row = label_schema_row(store)
+    return schema_from_json(row.schema).error_names if row is not None else ()
 
 
 def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:
