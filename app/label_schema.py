@@ -36,13 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from .keymap import FIXED, Shortcut, keymap_for
-from .records import (
-    DEFAULT_DISCARD_CHOICES,
-    DEFAULT_ERROR_CHOICES,
-    DEFAULT_STRENGTH_CHOICES,
-    FREE_TEXT_ERROR_KINDS,
-    RECOGNITION_SUBKINDS,
-)
+from .records import DEFAULT_CHOICES, Choice
 
 #: The version of the built-in schema (a project without a stored schema uses it).
 DEFAULT_VERSION = 1
@@ -73,18 +67,6 @@ class LabelSchemaError(ValueError):
     def __init__(self, problems: list[str]):
         self.problems = problems
         super().__init__("\n".join(problems))
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One entry of a schema section. ``name`` is what labels store; the rest is display."""
-
-    name: str
-    label: str
-    key: str | None = None
-    description: str = ""
-    subkinds: tuple[str, ...] = ()
-    free_text: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,23 +123,10 @@ def _entry_dict(choice: Choice, section: str) -> dict[str, Any]:
 
 
 def _default_schema() -> LabelSchema:
-    def choices(rows, section):
-        return tuple(
-            Choice(
-                name,
-                label,
-                key,
-                description,
-                subkinds=RECOGNITION_SUBKINDS if section == "error_types" and name == "recognition" else (),
-                free_text=section == "error_types" and name in FREE_TEXT_ERROR_KINDS,
-            )
-            for name, label, key, description in rows
-        )
-
     return LabelSchema(
-        error_types=choices(DEFAULT_ERROR_CHOICES, "error_types"),
-        discard_reasons=choices(DEFAULT_DISCARD_CHOICES, "discard_reasons"),
-        strengths=choices(DEFAULT_STRENGTH_CHOICES, "strengths"),
+        error_types=DEFAULT_CHOICES["error_types"],
+        discard_reasons=DEFAULT_CHOICES["discard_reasons"],
+        strengths=DEFAULT_CHOICES["strengths"],
         title="PairScope default",
         note="built-in default",
     )

@@ -64,6 +64,40 @@ DEFAULT_DISCARD_CHOICES = (
 
 
 @dataclass(frozen=True)
+class Choice:
+    """One entry of a label schema section. ``name`` is what labels store; the rest is display."""
+
+    name: str
+    label: str
+    key: str | None = None
+    description: str = ""
+    subkinds: tuple[str, ...] = ()
+    free_text: bool = False
+
+
+def _seeded(rows: tuple[tuple[str, str, str, str], ...], section: str) -> tuple[Choice, ...]:
+    return tuple(
+        Choice(
+            name,
+            label,
+            key,
+            description,
+            RECOGNITION_SUBKINDS if section == "error_types" and name == "recognition" else (),
+            section == "error_types" and name in FREE_TEXT_ERROR_KINDS,
+        )
+        for name, label, key, description in rows
+    )
+
+
+#: The built-in schema's entries per section (``app.label_schema.DEFAULT_SCHEMA`` holds them).
+DEFAULT_CHOICES: dict[str, tuple[Choice, ...]] = {
+    "strengths": _seeded(DEFAULT_STRENGTH_CHOICES, "strengths"),
+    "error_types": _seeded(DEFAULT_ERROR_CHOICES, "error_types"),
+    "discard_reasons": _seeded(DEFAULT_DISCARD_CHOICES, "discard_reasons"),
+}
+
+
+@dataclass(frozen=True)
 class Step:
     """One reasoning step of a response; ``correct`` is the dataset's reference mark."""
 

@@ -7,14 +7,12 @@ replaced by their alt text, links never followed, and the text bounded by the re
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from .plain_text import LINE_LIMIT, bounded, plain_label
 from .render_budget import plan_body
-from .response_view import SafeTextBrowser, _replace_images
+from .response_view import SafeTextBrowser, render_plan
 
-_MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 EMPTY = (
     "This project has no labeling guidelines yet.\n\n"
     "Write them in Markdown and store them with the label schema:\n"
@@ -50,12 +48,7 @@ class GuidelinesPanel(QWidget):
             self.note.hide()
             return
         plan = plan_body(markdown, True)
-        if plan.markdown:
-            doc.setMarkdown(plan.text, _MARKDOWN)
-            if "![" in plan.text:
-                _replace_images(doc)
-        else:
-            doc.setPlainText(plan.text)
+        render_plan(doc, plan)
         self.note.setText(plan.note)
         self.note.setVisible(bool(plan.note))
 

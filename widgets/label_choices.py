@@ -5,31 +5,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from pairscope.app.records import (
-    DEFAULT_DISCARD_CHOICES,
-    DEFAULT_ERROR_CHOICES,
-    DEFAULT_STRENGTH_CHOICES,
-    FREE_TEXT_ERROR_KINDS,
-    RECOGNITION_SUBKINDS,
-)
+from pairscope.app.records import Choice
 
 #: The window binds a key to each of the first responses (1–4); a "1 / 2" hint is continued
 #: up to this many.
 NUMBERED_RESPONSE_KEYS = 4
 _SLASHED = re.compile(r"\s*/\s*")
-
-
-class Choice(NamedTuple):
-    """One schema entry: ``name`` is what labels store, ``label`` the control's text."""
-
-    name: str
-    label: str
-    key: str | None = None
-    description: str = ""
-    subkinds: tuple[str, ...] = ()
-    free_text: bool = False
 
 
 def read_choices(entries: Iterable[Any]) -> tuple[Choice, ...]:
@@ -46,28 +29,6 @@ def read_choices(entries: Iterable[Any]) -> tuple[Choice, ...]:
         )
         for e in entries
     )
-
-
-def _seed(rows, section: str) -> tuple[Choice, ...]:
-    return tuple(
-        Choice(
-            name,
-            label,
-            key,
-            description,
-            RECOGNITION_SUBKINDS if section == "error_types" and name == "recognition" else (),
-            section == "error_types" and name in FREE_TEXT_ERROR_KINDS,
-        )
-        for name, label, key, description in rows
-    )
-
-
-#: The built-in schema (``app.label_schema.DEFAULT_SCHEMA``), per section.
-DEFAULT_CHOICES: dict[str, tuple[Choice, ...]] = {
-    "strengths": _seed(DEFAULT_STRENGTH_CHOICES, "strengths"),
-    "error_types": _seed(DEFAULT_ERROR_CHOICES, "error_types"),
-    "discard_reasons": _seed(DEFAULT_DISCARD_CHOICES, "discard_reasons"),
-}
 
 
 def keys_text(keys: Sequence[str]) -> str:

@@ -49,10 +49,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from pairscope.app.records import ErrorTag, LabelDraft
+from pairscope.app.records import DEFAULT_CHOICES, Choice, ErrorTag, LabelDraft
 
 from . import label_choices as parts
-from .label_choices import DEFAULT_CHOICES, Choice, hint_texts, read_choices
+from .label_choices import hint_texts, read_choices
 from .plain_text import TEXT_LIMIT, bounded, tooltip
 
 OutcomeChoice = Literal["tie", "both_bad", "discard"]

@@ -227,12 +227,7 @@ class ResponseCard(QFrame):
         else:
             plan = plan_full(self.response.text) if self._show_all else plan_body(self.response.text, markdown)
             self._set_wrap(plan.wrap_anywhere)
-            if plan.markdown:
-                doc.setMarkdown(plan.text, _MARKDOWN)
-                if "![" in plan.text:
-                    _replace_images(doc)
-            else:
-                doc.setPlainText(plan.text)
+            render_plan(doc, plan)
         if not self._show_all:
             self._cut = plan.cut
         self.budget_note.setText(plan.note)
@@ -495,6 +490,18 @@ def _plain_label(text: str) -> QLabel:
 def _one_line(text: str) -> str:
     """Keep a multi-line step in one block (a line separator, not a paragraph break)."""
     return text.strip().replace("\r\n", "\n").replace("\n", "\u2028")
+
+
+def render_plan(doc: QTextDocument, plan) -> None:
+    """Put untrusted text into ``doc`` as ``plan`` (``render_budget``) says: Markdown without
+    raw HTML and with images replaced by their alt text, else plain text. The one safe
+    renderer of dataset and project text (responses, guidelines)."""
+    if plan.markdown:
+        doc.setMarkdown(plan.text, _MARKDOWN)
+        if "![" in plan.text:
+            _replace_images(doc)
+    else:
+        doc.setPlainText(plan.text)
 
 
 def _replace_images(doc: QTextDocument) -> None:
