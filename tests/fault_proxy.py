@@ -14,7 +14,10 @@ next scripted fault from :attr:`FaultProxy.faults`:
 :attr:`reject_fields` makes every chat request that carries one of those JSON fields fail
 with 400 naming the field (as OpenAI does for an unsupported argument). :attr:`hold_s`
 delays every chat request before it is forwarded, so concurrent requests overlap and
-:attr:`max_in_flight` measures how many the client really had open. A refused upstream
+:attr:`max_held` measures how many the client really had open at once: a request counts while
+it is held, which ends before its answer starts, so a client that sends its next request the
+moment it has read an answer's last token is never counted twice (:attr:`max_in_flight`, which
+counts until the proxy's handler has finished, can be). A refused upstream
 answers 502, like a load balancer in front of a dead server.
 
 Every answer closes its connection, so no handler thread outlives its request; ``stop()``
@@ -58,6 +61,8 @@ class FaultProxy:
     seen: list[Seen] = field(default_factory=list)
     in_flight: int = 0
     max_in_flight: int = 0
+    held: int = 0
+    max_held: int = 0
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -108,6 +113,7 @@ class FaultProxy:
             self.faults.clear()
             self.reject_fields.clear()
             self.max_in_flight = 0
+            self.max_held = 0
 
     # -- handling -----------------------------------------------------------------------------
 
@@ -132,7 +138,12 @@ class FaultProxy:
                 self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             if chat and self.hold_s:
+                with self._lock:
+                    self.held += 1
+                    self.max_held = max(self.max_held, self.held)
                 time.sleep(self.hold_s)
+                with self._lock:
+                    self.held -= 1
             if fault in ("429", "500", "503"):
                 headers = {"Retry-After": f"{self.retry_after:g}"} if fault == "429" and self.retry_after else {}
                 self._answer(handler, int(fault), {"error": {"message": f"injected {fault}", "type": "test"}}, headers)

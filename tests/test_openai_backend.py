@@ -204,11 +204,11 @@ def test_concurrency_bound_is_respected(connect, proxy):
     gens = judge.generate(requests)
     elapsed = time.monotonic() - started
     assert all(g.error is None for g in gens) and len(gens) == 9
-    assert proxy.max_in_flight == 3
+    assert proxy.max_held == 3
     assert elapsed >= 3 * 0.3  # three waves of three
     proxy.reset()
     connect(concurrency=1).generate(requests[:3])
-    assert proxy.max_in_flight == 1
+    assert proxy.max_held == 1
 
 
 @slow
