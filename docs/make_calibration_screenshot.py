@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -25,12 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "docs"))
 
-from make_stats_screenshot import simulate_labels  # noqa: E402
-from PySide6.QtCore import QTimer  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from make_stats_screenshot import shoot_stats_view, simulate_labels  # noqa: E402
 
-from pairscope.app.demo import create_demo_project  # noqa: E402
-from pairscope.app.gui.stats_view import StatsView  # noqa: E402
 from pairscope.app.judge.session import JudgeConfig, JudgeSession  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402
 from test_confidence import LogprobBackend  # noqa: E402
@@ -75,39 +70,12 @@ def simulate(store: Store) -> None:
 
 
 def main() -> None:
-    project = Path(tempfile.mkdtemp()) / "demo.pairscope"
-    create_demo_project(project)
-    with Store.open(project) as store:
-        simulate(store)
-    app = QApplication(sys.argv[:1])
-    store = Store.open(project)
-    view = StatsView(store)
-    view.resize(1280, 820)
-    view.show()
     shots = [(str(ROOT / "docs" / SHOT), ("Figures", "Calibration"))]
     if len(sys.argv) > 1:
         folder = Path(sys.argv[1])
         folder.mkdir(parents=True, exist_ok=True)
         shots.append((str(folder / "judge-runs.png"), ("Judge runs", None)))
-
-    def shoot() -> None:
-        if view.report is None:
-            QTimer.singleShot(200, shoot)
-            return
-        if not shots:
-            view.close()
-            app.quit()
-            return
-        name, (tab, sub) = shots.pop(0)
-        view.tabs.setCurrentIndex([view.tabs.tabText(i) for i in range(view.tabs.count())].index(tab))
-        if sub is not None:
-            titles = [view.figure_tabs.tabText(i) for i in range(view.figure_tabs.count())]
-            view.figure_tabs.setCurrentIndex(titles.index(sub))
-        QTimer.singleShot(400, lambda: (view.grab().save(name), shoot()))
-
-    QTimer.singleShot(300, shoot)
-    app.exec()
-    store.close()
+    shoot_stats_view(simulate, shots)
     print(f"wrote docs/{SHOT}")
 
 

@@ -66,31 +66,50 @@ def simulate(store: Store) -> None:
     JudgeSession(store, FakeBackend(script=judge), JudgeConfig(k=3, both_orders=True)).judge(ids)
 
 
-def main() -> None:
+def shoot_stats_view(simulate, shots: list[tuple[str, tuple[str, str | None]]], size=(1280, 820)) -> None:
+    """Make the demo project, ``simulate(store)`` labels and runs, open the Statistics view and
+    save ``(path, (tab, figure tab or None))`` grabs once its figures are computed."""
     project = Path(tempfile.mkdtemp()) / "demo.pairscope"
     create_demo_project(project)
     with Store.open(project) as store:
         simulate(store)
-    app = QApplication(sys.argv[:1])
+    app = QApplication.instance() or QApplication(sys.argv[:1])
     store = Store.open(project)
     view = StatsView(store)
-    view.resize(1200, 800)
+    view.resize(*size)
     view.show()
+    todo = list(shots)
 
     def shoot() -> None:
         if view.report is None:
             QTimer.singleShot(200, shoot)
             return
-        view.grab().save(str(ROOT / "docs" / "screenshot-stats-summary.png"))
-        view.tabs.setCurrentIndex(view.tabs.indexOf(view.figure_tabs))
-        titles = [view.figure_tabs.tabText(i) for i in range(view.figure_tabs.count())]
-        view.figure_tabs.setCurrentIndex(titles.index("Accuracy per category"))
-        QTimer.singleShot(
-            500, lambda: (view.grab().save(str(ROOT / "docs" / "screenshot-stats-judge.png")), view.close(), app.quit())
-        )
+        if not todo:
+            view.close()
+            app.quit()
+            return
+        name, (tab, sub) = todo.pop(0)
+        view.tabs.setCurrentIndex([view.tabs.tabText(i) for i in range(view.tabs.count())].index(tab))
+        if sub is not None:
+            titles = [view.figure_tabs.tabText(i) for i in range(view.figure_tabs.count())]
+            view.figure_tabs.setCurrentIndex(titles.index(sub))
+        QTimer.singleShot(400, lambda: (view.grab().save(name), shoot()))
 
-    QTimer.singleShot(500, shoot)
+    QTimer.singleShot(300, shoot)
     app.exec()
+    store.close()
+
+
+def main() -> None:
+    docs = ROOT / "docs"
+    shoot_stats_view(
+        simulate,
+        [
+            (str(docs / "screenshot-stats-summary.png"), ("Overview", None)),
+            (str(docs / "screenshot-stats-judge.png"), ("Figures", "Accuracy per category")),
+        ],
+        size=(1200, 800),
+    )
     print("wrote docs/screenshot-stats-summary.png and docs/screenshot-stats-judge.png")
 
 
