@@ -92,27 +92,21 @@ def judges_disagree(store: Store, run_ids: Sequence[int], skip: Collection[int])
 
 def run_confidences(store: Store, run_ids: Sequence[int], item_ids: Collection[int]) -> dict:
     """``(item_id, run_id) → (item confidence or None, votes for the decision, K)``: the item
-    confidence of ``app.judge.confidence`` (the one definition) and the vote share of the runs'
-    item verdicts (the one vote, ``results.item_verdicts``)."""
-    from .judge.confidence import item_confidence_of
+    confidence stored with the item verdict (``app.judge.confidence``, the one definition) and
+    the vote share of the runs' item verdicts (the one vote, ``results.item_verdicts``)."""
     from .judge.modes import get_mode
     from .judge.results import item_verdicts
 
-    wanted = set(item_ids)
     out = {}
     for run_id in run_ids:
         run = store.run(run_id)
         if not get_mode(run.mode).votes_on_preference:
             continue
-        samples: dict[int, list] = defaultdict(list)
-        for sample in store.verdicts(run_id):
-            if sample.item_id in wanted:
-                samples[sample.item_id].append(sample)
-        verdicts = item_verdicts(store, run, list(samples))
-        n = store.items_n_responses(list(verdicts))
+        verdicts = item_verdicts(store, run, item_ids)
+        confidences = store.item_confidences(run_id, list(verdicts))
         for item_id, v in verdicts.items():
             votes = v.counts.get(v.official, 0) if v.official is not None else 0
-            out[item_id, run_id] = (item_confidence_of(v, samples[item_id], n.get(item_id, 0)), votes, v.planned)
+            out[item_id, run_id] = (confidences.get(item_id), votes, v.planned)
     return out
 
 

@@ -41,6 +41,7 @@ _ITEM_VERDICT_COLUMNS = (
     "inconsistent",
     "unparsed",
     "failed",
+    "confidence",
 )
 
 

@@ -6,7 +6,6 @@ the cheat sheet; its guidelines open in a dock (F2)."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
@@ -145,7 +144,7 @@ def install_actions(w: MainWindow) -> dict[str, QAction]:
 
 def queue_key(w: MainWindow) -> str:
     """The QSettings key of the project's queue order (one per project file)."""
-    return "queue/" + hashlib.sha1(str(w.controller.path.resolve()).encode()).hexdigest()[:16]
+    return w.project_key("queue")
 
 
 def install_queue_menu(w: MainWindow, menu: QMenu) -> dict[str, QAction]:

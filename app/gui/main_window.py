@@ -307,8 +307,12 @@ class MainWindow(QMainWindow):
 
     # -- the judge run -------------------------------------------------------------------------
 
+    def project_key(self, what: str) -> str:
+        """A QSettings key for something remembered per project file (``what``: e.g. ``runs``)."""
+        return f"{what}/" + hashlib.sha1(str(self.controller.path.resolve()).encode()).hexdigest()[:16]
+
     def _run_key(self) -> str:
-        return "runs/" + hashlib.sha1(str(self.controller.path.resolve()).encode()).hexdigest()[:16]
+        return self.project_key("runs")
 
     def _remembered_run(self) -> int | None:
         value = self.settings.value(self._run_key()) if self.settings is not None else None

@@ -31,8 +31,8 @@ def judge_item(run: RunRecord, verdicts: Sequence[VerdictRecord], n_responses: i
     return item_verdict(run, verdicts, n_responses)
 
 
-def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None = None) -> dict[int, ItemVerdict]:
-    """The verdict of a run on every item it judged (or on these items)."""
+def _samples_by_item(store: Store, run: RunRecord, item_ids: Iterable[int] | None) -> dict[int, list[VerdictRecord]]:
+    """A run's stored samples per item (of these items, or of every item it judged)."""
     wanted = None if item_ids is None else set(item_ids)
     by_item: dict[int, list[VerdictRecord]] = {}
     if wanted is not None and len(wanted) < 64:
@@ -42,6 +42,12 @@ def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None =
         for v in store.verdicts(run.id):
             if wanted is None or v.item_id in wanted:
                 by_item.setdefault(v.item_id, []).append(v)
+    return by_item
+
+
+def _decide(
+    store: Store, run: RunRecord, by_item: dict[int, list[VerdictRecord]]
+) -> tuple[dict[int, ItemVerdict], dict[int, int]]:
     n = store.items_n_responses(list(by_item))
     out = {}
     for item_id, verdicts in by_item.items():
@@ -49,7 +55,12 @@ def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None =
             verdict = item_verdict(run, verdicts, n.get(item_id, 0))
             if verdict is not None:
                 out[item_id] = verdict
-    return out
+    return out, n
+
+
+def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None = None) -> dict[int, ItemVerdict]:
+    """The verdict of a run on every item it judged (or on these items)."""
+    return _decide(store, run, _samples_by_item(store, run, item_ids))[0]
 
 
 def verdict_phrases(verdict: ItemVerdict | None, screen, reference: int | None) -> list[str]:
@@ -77,8 +88,13 @@ def verdict_phrases(verdict: ItemVerdict | None, screen, reference: int | None) 
 
 
 def _rows(store: Store, run: RunRecord, item_ids: Iterable[int] | None) -> list[tuple]:
+    """``judge_items`` rows: the item verdict under both conventions and the item confidence
+    (``app.judge.confidence``), decided here once for every reader (filters, queue, panels)."""
+    from .confidence import item_confidence_of  # numpy: only where samples are recorded
+
     ids = None if item_ids is None else list(item_ids)
-    verdicts = item_verdicts(store, run, ids)
+    samples = _samples_by_item(store, run, ids)
+    verdicts, n = _decide(store, run, samples)
     ref = store.ref_chosen(list(verdicts))
     rows: list[tuple] = []
     for item_id in ids if ids is not None else list(verdicts):
@@ -97,6 +113,7 @@ def _rows(store: Store, run: RunRecord, item_ids: Iterable[int] | None) -> list[
                 int(v.consistent is False),
                 v.unparsed,
                 v.failed,
+                item_confidence_of(v, samples[item_id], n.get(item_id, 0)),
             )
         )
     return rows

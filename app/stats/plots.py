@@ -99,6 +99,25 @@ def category_accuracy(report: dict[str, Any]):
     return fig
 
 
+def _bars_with_ci(ax, n: int, blocks: list[dict], value: str, ci: str, color: str, label: str) -> list[float]:
+    """The ``n``-th bar (of two) per group: ``block[value]`` with ``block[ci]`` as error bars;
+    returns the bars' x positions."""
+    width = 0.3
+    values = [_value(b.get(value)) for b in blocks]
+    xs = [i + (n - 0.5) * width for i in range(len(blocks))]
+    ax.bar(
+        xs,
+        values,
+        width=width,
+        color=color,
+        yerr=_errors(values, [b.get(ci) for b in blocks]),
+        capsize=4,
+        ecolor="#333",
+        label=label,
+    )
+    return xs
+
+
 def judge_accuracy(report: dict[str, Any]):
     """Each run's overall accuracy under both vote conventions (undecided excluded), with the
     95 % Wilson interval as error bars and n = decided items under each bar."""
@@ -107,21 +126,9 @@ def judge_accuracy(report: dict[str, Any]):
     if not runs:
         _empty(ax, "No judge run with preference verdicts yet")
         return fig
-    width = 0.3
     for n, (convention, color) in enumerate((("official", "#4c8bf5"), ("plurality", "#f5a04c"))):
         blocks = [runs[k].get(convention) or {} for k in runs]
-        values = [_value(b.get("overall")) for b in blocks]
-        xs = [i + (n - 0.5) * width for i in range(len(runs))]
-        ax.bar(
-            xs,
-            values,
-            width=width,
-            color=color,
-            yerr=_errors(values, [b.get("overall_ci") for b in blocks]),
-            capsize=4,
-            ecolor="#333",
-            label=f"{convention} vote",
-        )
+        xs = _bars_with_ci(ax, n, blocks, "overall", "overall_ci", color, f"{convention} vote")
         for x, b in zip(xs, blocks):
             ax.text(x, 0.02, f"n={b.get('decided', 0)}", ha="center", va="bottom", fontsize=8, color="white")
     ax.axhline(0.5, color="#999", linewidth=1, linestyle=":")
@@ -142,23 +149,10 @@ def annotator_accuracy(report: dict[str, Any]):
     if not accuracy:
         _empty(ax, "No annotator labels on items with a reference")
         return fig
-    width = 0.3
     for n, (key, label, color) in enumerate(
         (("with_ties", "ties counted wrong", "#6a9f58"), ("without_ties", "ties left out", "#b0cfa5"))
     ):
-        blocks = [a[key] for a in accuracy.values()]
-        values = [_value(b.get("accuracy")) for b in blocks]
-        xs = [i + (n - 0.5) * width for i in range(len(accuracy))]
-        ax.bar(
-            xs,
-            values,
-            width=width,
-            color=color,
-            yerr=_errors(values, [b.get("ci") for b in blocks]),
-            capsize=4,
-            ecolor="#333",
-            label=label,
-        )
+        _bars_with_ci(ax, n, [a[key] for a in accuracy.values()], "accuracy", "ci", color, label)
     ax.set_xticks(range(len(accuracy)), list(accuracy))
     ax.set_xlim(-0.75, len(accuracy) - 0.25)
     _top_legend(ax, 2)

@@ -285,13 +285,11 @@ def _judge_set(run: int, judge: str | None) -> _Set:
             size=LARGE,
         )
     if judge == "confident_wrong":
-        with_confidence = "SELECT item_id FROM verdicts WHERE run_id = ? AND confidence IS NOT NULL"
+        test = "verdict = 'wrong' AND confidence IS NOT NULL"
         return _Set(
-            f"SELECT item_id FROM judge_items WHERE run_id = ? AND verdict = 'wrong'"
-            f" AND item_id IN ({with_confidence})",
-            (run, run),
-            f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND verdict = 'wrong')"
-            f" AND i.id IN ({with_confidence})",
+            f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test}",
+            (run,),
+            f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
         )
     test = {"inconsistent": "inconsistent", "failed": "failed > 0", "unparsed": "verdict = 'undecided'"}.get(
         judge, f"verdict = '{judge}'"
@@ -304,16 +302,9 @@ def _judge_set(run: int, judge: str | None) -> _Set:
     )
 
 
-# The item confidence of ``app.judge.confidence.item_confidence`` for item ``i.id`` in a run
-# (parameter: the run id): the mean over its samples with a confidence of the probability each
-# gave the official decision (``judge_items.choice``): c when it named it, 1 − c on a
-# two-response item, 0 otherwise. tests/test_calibration.py checks it equals the Python one.
-_ITEM_CONFIDENCE = (
-    "(SELECT avg(CASE WHEN v.choice = ji.choice THEN v.confidence WHEN i.n_responses = 2 THEN 1 - v.confidence"
-    " ELSE 0 END) FROM verdicts v JOIN judge_items ji ON ji.run_id = v.run_id AND ji.item_id = v.item_id"
-    " WHERE v.run_id = ? AND v.item_id = i.id AND v.confidence IS NOT NULL AND v.error IS NULL AND v.parsed"
-    " AND v.choice IS NOT NULL AND ji.choice IS NOT NULL)"
-)
+# An item's confidence in a run (parameter: the run id), as the judge layer stored it with the
+# item verdict (``app.judge.results.record_verdicts``; definition in ``app.judge.confidence``).
+_ITEM_CONFIDENCE = "(SELECT confidence FROM judge_items WHERE run_id = ? AND item_id = i.id)"
 
 
 def _order_sql(f: ItemFilter) -> tuple[str, tuple]:
@@ -465,7 +456,7 @@ class ItemsMixin(StoreBase):
         return [ItemSummary(*row) for row in rows]
 
     def item_confidences(self, run_id: int, item_ids: Sequence[int]) -> dict[int, float | None]:
-        """The item confidence (``app.judge.confidence``) of these items in a run, by SQL."""
+        """The item confidence (``app.judge.confidence``) of these items in a run, as stored."""
         if not item_ids:
             return {}
         marks = ",".join("?" * len(item_ids))

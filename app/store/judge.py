@@ -232,13 +232,13 @@ class JudgeMixin(StoreBase):
 
     def put_item_verdicts(self, run_id: int, rows: Sequence[tuple]) -> None:
         """Replace the ``judge_items`` rows of these items: ``(item_id, choice, verdict,
-        plurality_choice, plurality_verdict, inconsistent, unparsed, failed)``; an item whose
-        row is ``None`` after the item id (no votes) loses its row."""
+        plurality_choice, plurality_verdict, inconsistent, unparsed, failed, confidence)``; an
+        item whose row is ``None`` after the item id (no votes) loses its row."""
         with self.transaction() as conn:
             conn.executemany("DELETE FROM judge_items WHERE run_id = ? AND item_id = ?", [(run_id, r[0]) for r in rows])
             conn.executemany(
                 "INSERT INTO judge_items (run_id, item_id, choice, verdict, plurality_choice,"
-                " plurality_verdict, inconsistent, unparsed, failed) VALUES (?,?,?,?,?,?,?,?,?)",
+                " plurality_verdict, inconsistent, unparsed, failed, confidence) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 [(run_id, *r) for r in rows if r[1:] and r[2] is not None],
             )
 
@@ -246,7 +246,7 @@ class JudgeMixin(StoreBase):
         """The stored ``judge_items`` rows of a run by item id (see ``put_item_verdicts``)."""
         rows = self.query(
             "SELECT item_id, choice, verdict, plurality_choice, plurality_verdict, inconsistent,"
-            " unparsed, failed FROM judge_items WHERE run_id = ?",
+            " unparsed, failed, confidence FROM judge_items WHERE run_id = ?",
             (run_id,),
         )
         return {r[0]: tuple(r) for r in rows}

@@ -486,9 +486,9 @@ _LABELED = "(l.outcome IN ('prefer', 'tie', 'both_bad', 'discard') OR (l.outcome
 def _schema_and_confidence(conn: sqlite3.Connection) -> None:
     """``label_schemas``: each version of the project's label schema (JSON) and guidelines;
     ``labels.schema_version`` the one a label was given under (NULL: the built-in default).
-    ``verdicts.logprobs``/``confidence``: a sample's log-probabilities (JSON) and the probability
-    of its parsed verdict. ``label_current.labeled``: the current label makes its item labeled
-    (a preference, tie, both bad, discard, or step marks: ``records.Label.is_labeled``'s twin).
+    ``verdicts.logprobs``/``confidence``: a sample's log-probabilities and its verdict's
+    probability; ``judge_items.confidence`` the item's (decided in Python). ``label_current.labeled``:
+    the label makes its item labeled (``records.Label.is_labeled``'s twin).
     """
     run_script(
         conn,
@@ -503,7 +503,7 @@ def _schema_and_confidence(conn: sqlite3.Connection) -> None:
         ALTER TABLE labels ADD COLUMN schema_version INTEGER;
         ALTER TABLE verdicts ADD COLUMN logprobs TEXT;
         ALTER TABLE verdicts ADD COLUMN confidence REAL;
-
+        ALTER TABLE judge_items ADD COLUMN confidence REAL;
         ALTER TABLE label_current ADD COLUMN labeled INTEGER NOT NULL DEFAULT 0;
         UPDATE label_current SET labeled = (SELECT {_LABELED} FROM labels l WHERE l.rowid = label_rowid);
         CREATE INDEX label_current_labeled ON label_current(annotator_id, kind, item_id) WHERE labeled;
