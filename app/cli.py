@@ -565,6 +565,8 @@ def _bounded(exc: BaseException, lines: int = 30, named: bool = False) -> str:
     from .formats.messages import shown
 
     text = str(exc)
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None and text.startswith("[Errno"):
+        text = f"{exc.filename}: {exc.strerror[0].lower()}{exc.strerror[1:]}"  # not Python's "[Errno 2] …"
     if named:
         text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
     parts = text.splitlines() or [""]

@@ -75,3 +75,9 @@ def test_messages_never_speak_python_api():
                 if re.search(r"\b(pass|use) [a-z_]+=(True|False)\b|\b[a-z_]+=True \(", node.value):
                     leaks.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}")
     assert not leaks, leaks
+
+
+def test_file_errors_read_as_sentences_not_errno(tmp_path, capsys):
+    assert main(["schema", "--db", str(tmp_path / "p.pairscope"), "set", str(tmp_path / "nofile.toml")]) == 1
+    err = capsys.readouterr().err
+    assert "[Errno" not in err and "nofile.toml: no such file or directory" in err
