@@ -322,12 +322,22 @@ def cmd_import(args) -> int:
     return 0
 
 
+def _say_notes(store: Store) -> None:
+    """Tell a reading command's user how the project was opened (read-only media, a private
+    copy …) and about labels kept in its journal that are not stored yet."""
+    from .pending import unstored_note
+
+    if store.note:
+        print(f"note: {store.note}", file=sys.stderr)
+    if unsaved := unstored_note(store):
+        print(f"warning: {unsaved}", file=sys.stderr)
+
+
 def cmd_info(args) -> int:
     from .judge.runs import run_choices
 
     with Store.open(args.db, readonly=True) as store:
-        if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
-            print(f"note: {store.note}", file=sys.stderr)
+        _say_notes(store)
         info = store.info()
         missing = store.missing_media()
         runs = run_choices(store)
@@ -405,8 +415,7 @@ def cmd_stats(args) -> int:
     from .stats.report import compute_stats, summary_text, write_report
 
     with Store.open(args.db, readonly=True) as store:
-        if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
-            print(f"note: {store.note}", file=sys.stderr)
+        _say_notes(store)
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
         if args.csv:  # pandas loads only here
             from .research import write_stats_csv
@@ -422,8 +431,7 @@ def cmd_export(args) -> int:
     from .curation.export import export_project
 
     with Store.open(args.db, readonly=True) as store:
-        if store.note:  # read-only media, a private copy of a project with changes in its -wal ...
-            print(f"note: {store.note}", file=sys.stderr)
+        _say_notes(store)
         try:
             result = export_project(
                 store,
@@ -456,8 +464,12 @@ def cmd_export(args) -> int:
 
 def cmd_pack(args) -> int:
     from .curation.teamwork import pack_project
+    from .pending import journal_path, replay_pending
 
     with Store.open(args.db) as store:
+        if stored := replay_pending(store):  # labels a failed save left in the journal go with the pack
+            print(f"saved {stored} label{'s' if stored != 1 else ''} kept in {journal_path(args.db)}", file=sys.stderr)
+        _say_notes(store)
         result = pack_project(store, args.out, args.annotator, collection=args.collection, force=args.force)
     print(
         f"packed {result.items} items, {result.labels} labels, {result.media_files} media files"

@@ -389,6 +389,25 @@ def replay_pending(store: Store, wait_ms: int | None = None) -> int:
     return len([label for label in pending.flush(store, wait_ms) if label.uuid not in before])
 
 
+def unstored_note(store: Store) -> str | None:
+    """What a command that reads ``store`` says when the project's journal holds labels not
+    stored yet (what it reads leaves them out); ``None`` when there are none. Writes nothing."""
+    path = journal_path(store.path)
+    if not path.exists():
+        return None
+    try:
+        n = sum(1 for label, _ext in Journal(path).entries() if not _stored(store, label))
+    except OSError as exc:
+        return f"{path} could not be read ({exc}); labels kept there are left out"
+    if not n:
+        return None
+    those = "1 label is" if n == 1 else f"{n} labels are"
+    return (
+        f"{those} not saved in the project yet (kept in {path}) and left out here; opening the project"
+        " in PairScope, or pairscope pack, saves them"
+    )
+
+
 __all__ = [
     "JOURNAL_SUFFIX",
     "REASONS",
@@ -398,4 +417,5 @@ __all__ = [
     "journal_path",
     "replay_pending",
     "save_failure",
+    "unstored_note",
 ]

@@ -9,6 +9,7 @@ window, the labeling or the other commands.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from .pending import unstored_note
 from .records import Label
 from .store import Store
 
@@ -56,12 +58,18 @@ class Project:
         #: Why the project opened the way it did (a private copy of a project with changes
         #: in its -wal, read-only media ...); empty when there is nothing to say.
         self.note = self.store.note or ""
+        #: Labels a failed save left in the project's journal, which these tables leave out
+        #: (empty when there are none); also issued as a warning.
+        self.unsaved = unstored_note(self.store) or ""
+        if self.unsaved:
+            warnings.warn(self.unsaved, stacklevel=2)
 
     @classmethod
     def of_store(cls, store: Store) -> Project:
         """A view of a store that is already open (the caller closes it)."""
         project = cls.__new__(cls)
         project.path, project.store, project.note = Path(store.path), store, store.note or ""
+        project.unsaved = unstored_note(store) or ""
         return project
 
     # -- lifecycle -------------------------------------------------------------------------

@@ -120,6 +120,22 @@ def test_an_empty_project_gives_empty_tables_with_their_columns(tmp_path):
     assert {"run", "item_id", "choice"} <= set(tables["verdicts"].columns)
 
 
+def test_open_warns_that_labels_kept_in_the_journal_are_left_out(project):
+    from pairscope.app.pending import Journal, journal_path
+    from pairscope.app.records import Label
+
+    with pairscope.open(project) as p:
+        assert p.unsaved == ""
+        n_labels = len(p.labels(current=False))
+    kept = Label(1, "carol", "tie", display_order=(0, 1), uuid="u-9", created_at="2025-01-01T00:00:00+00:00")
+    Journal(journal_path(project)).append(kept)
+    before = digest(project), digest(journal_path(project))
+    with pytest.warns(UserWarning, match="1 label is not saved in the project yet"), pairscope.open(project) as p:
+        assert "p.pairscope.pending.jsonl" in p.unsaved
+        assert len(p.labels(current=False)) == n_labels  # carol's label is not in the tables
+    assert (digest(project), digest(journal_path(project))) == before
+
+
 def test_open_refuses_a_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError):
         pairscope.open(tmp_path / "nope.pairscope")

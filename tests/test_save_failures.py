@@ -272,3 +272,30 @@ def test_a_read_only_project_keeps_the_label_pending_and_says_why(project):
         assert store.label_history(1, "ann") == []
         LabelingSession(store, "ann")  # writable now: the journal lands
         assert store.current_label(1, "ann").uuid == label.uuid
+
+
+def test_reading_commands_say_journal_labels_are_left_out_and_pack_saves_them_first(project, tmp_path, capsys):
+    from pairscope.app.cli import main
+
+    journal = journal_path(project)
+    kept = Label(1, "ann", "tie", display_order=(0, 1), uuid="u-1", created_at="2025-01-01T00:00:00+00:00")
+    Journal(journal).append(kept, "it0")
+    before = journal.read_bytes()
+    for argv in (["info"], ["stats"], ["export", "--format", "jsonl", "--out", str(tmp_path / "out")]):
+        assert main([*argv, "--db", str(project)]) == 0
+        err = capsys.readouterr().err
+        assert f"1 label is not saved in the project yet (kept in {journal})" in err, (argv, err)
+    assert journal.read_bytes() == before  # reading wrote nothing
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    # the journal's label is not in the project, so no exported row takes its preference
+    assert manifest["counts"]["per_preference_source"] == {"none": N_ITEMS}
+
+    assert main(["pack", "--db", str(project), "--annotator", "ann", "--out", str(tmp_path / "ann.pairscope")]) == 0
+    err = capsys.readouterr().err
+    assert f"saved 1 label kept in {journal}" in err and "not saved" not in err
+    assert not journal.exists()
+    for path in (project, tmp_path / "ann.pairscope"):
+        with Store.open(path, readonly=True) as store:
+            assert store.current_label(1, "ann").uuid == "u-1"
+    assert main(["info", "--db", str(project)]) == 0
+    assert "not saved" not in capsys.readouterr().err
