@@ -17,6 +17,8 @@ Pairwise conventions (positions are as shown to the judge; ``Answer 1`` → 0):
   taken for a math result and ignored.
 - In a verdict line, tie words (Tie, equal, neither, …) make a tie unless the line names a
   single answer before them ("Answer 2, as the counts are not equal").
+- A last line reading ``Answer: 2`` (or ``Answer: B``, ``Response: Tie``) is a verdict too, when
+  the position exists; ``Answer: 4`` of two answers is taken for a result (a count) and ignored.
 - Without an explicit verdict only the final sentence of the last line counts, and only as a
   claim ("Answer 2 is better", "I prefer Response 1") or a bare tie ("Tie.", "It's a tie.").
 - A verdict naming two different answers is ambiguous; a position beyond ``n_answers`` is out
@@ -142,6 +144,8 @@ _LABEL_LINE = re.compile(
     r"[ \t]*+(?:[:：=\-–—]|\bis\b|(?=\n)|$)[ \t]*+(?P<rest>[^\n]*)",
     re.I | re.M,
 )
+# "Answer: 2" as the last line: the label is the noun itself, the rest a bare position.
+_ANSWER_LINE = re.compile(rf"^[ \t>#\-+•]*+{_NOUN}[ \t]*+[:：=][ \t]*+(?P<rest>[^\n]*?)[ \t]*+\Z", re.I | re.M)
 _NEXT_LINE = re.compile(r"[ \t]*+(?:\n[ \t]*+)+(?P<line>[^\n]*)")
 _LABEL_STRONG = re.compile(
     r"\b(?:overall\s++judge?ment|final\s++judge?ment|final\s++verdict)[ \t]*+(?:[:：=]|\bis\b)[ \t]*+(?P<rest>[^\n]*)",
@@ -268,6 +272,10 @@ def _explicit_candidates(plain: _Plain, n: int) -> list[tuple[int, int, _Reading
                 start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>#-+•0123456789.)"))
             reading = _interpret(rest, n, explicit=True) if rest.strip() else None
             found.append((start, end, reading or _Reading(error="verdict line is empty")))
+    last = _ANSWER_LINE.search(text.rstrip())
+    tok = _bare_token(last.group("rest")) if last else None
+    if last and tok is not None and (tok == "tie" or 0 <= _index(tok) < n):  # type: ignore[operator]
+        found.append((last.start(), last.end(), _resolve([tok], n)))
     for pattern in (_BRACKET, _BOXED):
         for m in pattern.finditer(text):
             bracketed = _interpret(m.group(0), n, explicit=False)

@@ -148,6 +148,14 @@ PAIRWISE = [
     pytest.param("The man in the photo wears a red tie.", 2, (None, False, False), id="necktie-is-not-a-tie"),
     pytest.param("Overall Judgment:", 2, (None, False, False), id="empty-verdict-line"),
     pytest.param("I would not choose Answer 1.", 2, (None, False, False), id="negated-choice"),
+    pytest.param(f"{REASONING}\nAnswer: 2", 2, (1, False, True), id="answer-colon-last-line"),
+    pytest.param(f"{REASONING}\n\n**Answer:** 1\n", 2, (0, False, True), id="answer-colon-bold"),
+    pytest.param("Both miss the cat.\nResponse: B", 2, (1, False, True), id="response-colon-letter"),
+    pytest.param("Both miss the cat.\nAnswer: Tie", 2, (None, True, True), id="answer-colon-tie"),
+    pytest.param("Overall Judgment: Answer 1 is better\nAnswer: 2", 2, (1, False, True), id="answer-colon-is-last"),
+    pytest.param("There are four apples.\nAnswer: 4", 2, (None, False, False), id="answer-colon-count-not-position"),
+    pytest.param("Answer: 2\nThe second counts the dogs.", 2, (None, False, False), id="answer-colon-not-last"),
+    pytest.param("Answer 1: three dogs.\nAnswer 2: two dogs.", 2, (None, False, False), id="answers-summarised"),
 ]
 
 
