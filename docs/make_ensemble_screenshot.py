@@ -113,6 +113,8 @@ def main() -> None:
         app.processEvents()
     dialog.raise_()
     dialog.resize(820, 700)
+    while dialog.reading:  # the runs are read off the GUI thread
+        app.processEvents()
     for _ in range(20):
         app.processEvents()
     window.grab().save(str(ROOT / "docs" / "screenshot-ensemble.png"))

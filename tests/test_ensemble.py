@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 from sklearn.metrics import cohen_kappa_score
 
 from helpers import fake_run, show_active
@@ -222,6 +223,10 @@ def test_window_review_panel_and_ensemble_dialog(qtbot, project):
     dialog = show_ensemble(window)
     qtbot.addWidget(dialog)
     assert dialog.chosen() == [runs["A"], runs["B"], runs["C"]]
+    # read off the GUI thread: the dialog says so and offers no stale hard set meanwhile
+    assert dialog.reading and dialog.hard_count.text() == "Reading 3 judge runs…"
+    assert not dialog.save.isEnabled()
+    qtbot.waitUntil(lambda: not dialog.reading)
     assert dialog.min_fail.value() == 2 and "2 of 6 items" in dialog.hard_count.text()
     dialog.name.setText("hard")
     assert dialog.save_hard_set() == 2
@@ -232,6 +237,26 @@ def test_window_review_panel_and_ensemble_dialog(qtbot, project):
     rows = window.review.run_rows()
     assert [r[3] for r in rows] == ["wrong", "wrong", "wrong"]
     assert [r[0] for r in rows] == [f"run {runs[n]} · judge-{n}" for n in "ABC"]
+    dialog.close()
+
+
+def test_ensemble_dialog_keeps_only_the_result_for_the_runs_ticked_last(qtbot, project):
+    from pairscope.app.gui.actions import show_ensemble
+    from pairscope.app.gui.controller import AnnotationController
+    from pairscope.app.gui.main_window import MainWindow
+
+    path, runs = project
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
+    dialog = show_ensemble(window)
+    qtbot.addWidget(dialog)
+    for row in (2, 1):  # untick C, then B, before the first read ends
+        dialog.runs.item(row).setCheckState(Qt.CheckState.Unchecked)
+    qtbot.waitUntil(lambda: not dialog.reading and dialog.ensemble is not None)
+    qtbot.wait(50)  # a stale result arriving late would replace the tables
+    assert dialog.ensemble.run_ids == (runs["A"],) and dialog.of_n.text() == "of 1 judge fail it"
+    assert dialog.save.isEnabled()
+    dialog.runs.item(0).setCheckState(Qt.CheckState.Unchecked)
+    assert dialog.ensemble is None and not dialog.reading and not dialog.save.isEnabled()
     dialog.close()
 
 

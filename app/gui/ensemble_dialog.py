@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QProgressBar,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
@@ -31,6 +32,7 @@ from pairscope.widgets.stat_tables import StatSection
 
 from ..judge.ensemble import Ensemble, build_hard_set, default_min_fail, load_ensemble, save_hard_set
 from ..judge.modes import get_mode
+from .tasks import BackgroundOp, Task, error_message
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -44,6 +46,14 @@ def _kappa(x: float) -> tuple[str, float | None]:
     return ("n/a", None) if np.isnan(x) else (f"{x:.3f}", x)
 
 
+def _read(store, run_ids: list[int], task: Task) -> tuple[Ensemble, dict]:
+    """The ensemble of these runs and its kappa matrix (off the GUI thread: a few thousand
+    items per run take a second or more)."""
+    ensemble = load_ensemble(store, run_ids)
+    task.check()
+    return ensemble, ensemble.kappa()
+
+
 class EnsembleDialog(QDialog):
     """Runs with checkboxes, the ensemble's tables, the hard-set builder."""
 
@@ -53,6 +63,7 @@ class EnsembleDialog(QDialog):
         self.controller = window.controller
         self.setWindowTitle("Ensemble — judge runs read together")
         self.ensemble: Ensemble | None = None
+        self._op: BackgroundOp | None = None
         self.runs = QListWidget()
         self.runs.setToolTip("The judges of the ensemble (runs that cast preference votes)")
         chosen = set(self.controller.ensemble)
@@ -73,6 +84,8 @@ class EnsembleDialog(QDialog):
         self.save = QPushButton("Save hard set")
         self.hard_count = plain_label("")
         self.message = plain_label("")
+        self.progress = QProgressBar()
+        self.progress.hide()
         self.tables = QVBoxLayout()
         tables = QWidget()
         tables.setLayout(self.tables)
@@ -101,6 +114,7 @@ class EnsembleDialog(QDialog):
         layout.addWidget(tables, 1)
         layout.addLayout(form)
         layout.addWidget(self.hard_count)
+        layout.addWidget(self.progress)
         layout.addWidget(self.message)
         layout.addWidget(buttons)
 
@@ -118,23 +132,48 @@ class EnsembleDialog(QDialog):
         ]
 
     def refresh(self) -> None:
-        """Read the chosen runs again and lay out their tables."""
-        while self.tables.count():
-            taken = self.tables.takeAt(0)
-            widget = taken.widget() if taken is not None else None
-            if widget is not None:
-                widget.deleteLater()
+        """Read the chosen runs again, off the GUI thread; their tables replace the old ones
+        when read (a result for runs no longer chosen is dropped)."""
         ids = self.chosen()
-        self.ensemble = load_ensemble(self.controller.store, ids) if ids else None
         n = len(ids)
         self.min_fail.blockSignals(True)
         self.min_fail.setMaximum(max(n, 1))
         self.min_fail.setValue(default_min_fail(n) if n else 1)
         self.min_fail.blockSignals(False)
         self.of_n.setText(f"of {n} judge{'s' if n != 1 else ''} fail it")
-        self.save.setEnabled(n > 0)
         self.apply.setEnabled(n > 0)
-        ens = self.ensemble
+        self.ensemble = None
+        self.save.setEnabled(False)
+        if self._op is not None and self._op.running:
+            self._op.cancel()
+        if not ids:
+            self._op = None
+            self._show(None, {})
+            return
+        self.hard_count.setText(f"Reading {n} judge run{'s' if n != 1 else ''}…")
+        store = self.controller.store
+        self._op = (
+            BackgroundOp(self, lambda task: _read(store, ids, task), title="Ensemble")
+            .with_progress("Reading the judge runs…", bar=self.progress)
+            .success(lambda result: self._show(*result) if ids == self.chosen() else None)
+            .failure(lambda exc: self.hard_count.setText(f"Could not read the runs: {error_message(exc)}"))
+            .run()
+        )
+
+    @property
+    def reading(self) -> bool:
+        """Whether the chosen runs are still being read."""
+        return self._op is not None and self._op.running
+
+    def _show(self, ens: Ensemble | None, kappa) -> None:
+        """Lay out the tables of ``ens`` (``None``: no run chosen)."""
+        while self.tables.count():
+            taken = self.tables.takeAt(0)
+            widget = taken.widget() if taken is not None else None
+            if widget is not None:
+                widget.deleteLater()
+        self.ensemble = ens
+        self.save.setEnabled(ens is not None)
         empty = "Tick two or more judge runs (run `pairscope judge` or Ctrl+Shift+J first)."
         acc_rows = []
         kappa_rows = []
@@ -145,9 +184,9 @@ class EnsembleDialog(QDialog):
                  (str(a.undecided), a.undecided), _pct(a.accuracy), (str(a.trials), a.trials)]
                 for a in ens.accuracy
             ]  # fmt: skip
-            kappa = ens.kappa()
             kappa_rows = [[f"run {a}", *(_kappa(kappa[a, b]) for b in ens.run_ids)] for a in ens.run_ids]
             total = max(len(ens.items), 1)
+            n = len(ens.runs)
             wrong_rows = [[f"{k} of {n}", (str(v), v), _pct(v / total)] for k, v in ens.wrong_distribution().items()]
         self.tables.addWidget(
             StatSection(
@@ -181,7 +220,8 @@ class EnsembleDialog(QDialog):
 
     def _count_hard(self) -> None:
         if self.ensemble is None:
-            self.hard_count.setText("")
+            if not self.reading:
+                self.hard_count.setText("")
             return
         ids = self.ensemble.hard_set(self.min_fail.value(), self.undecided.isChecked())
         self.hard_count.setText(
