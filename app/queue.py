@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from .store import Store
-from .store.queue_queries import queue_judge_rows, queue_label_rows
+from .store.queue_queries import queue_judge_rows, queue_label_rows, queue_stamp
 
 #: Order name → what the window's menu says ("Next item by: …").
 ORDERS: dict[str, str] = {
@@ -179,6 +179,30 @@ def ranked(
     return []
 
 
+class QueueCache:
+    """The last queue ranked, kept while its inputs are unchanged, so that ``U`` after ``U``
+    does not rank every item again (least confident reads every sample of every run: ~0.7 s
+    for 4 runs of 2,000 items). Ranked over every item; this annotator's labeled items are
+    left out when read, so labeling does not make it stale."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._entries: list[QueueEntry] = []
+
+    def ranked(
+        self, store: Store, order: str, annotator: str, labeled: Collection[int], run_ids: Sequence[int] | None = None
+    ) -> list[QueueEntry]:
+        """:func:`ranked`, from the cache when the order, runs and stored data are the same."""
+        check_order(order)
+        runs = list(run_ids) if run_ids else preference_runs(store)
+        reads_labels = order == "annotators_disagree"
+        key = (store.path, order, annotator, tuple(runs), queue_stamp(store, None if reads_labels else runs))
+        if key != self._key:
+            self._entries = ranked(store, order, annotator, (), runs)
+            self._key = key
+        return [e for e in self._entries if e.item_id not in labeled]
+
+
 def next_in_queue(entries: Sequence[QueueEntry], current: int | None) -> QueueEntry | None:
     """The entry after ``current`` when the current item is in the queue (``U`` on an item not
     yet labeled moves on, cyclically), else the first."""
@@ -203,6 +227,7 @@ def empty_reason(order: str, run_ids: Sequence[int]) -> str:
 __all__ = [
     "DEFAULT_ORDER",
     "ORDERS",
+    "QueueCache",
     "QueueEntry",
     "annotators_disagree",
     "check_order",

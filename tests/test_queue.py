@@ -9,11 +9,12 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from helpers import fake_run, show_active
+from pairscope.app import queue as queue_module
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.judge.results import record_verdicts
 from pairscope.app.labeling import LabelingSession
-from pairscope.app.queue import next_in_queue, ranked, split_sizes
+from pairscope.app.queue import QueueCache, next_in_queue, ranked, split_sizes
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store, VerdictRecord
 
@@ -145,6 +146,35 @@ def test_the_order_is_reproducible(project, tmp_path):
     with Store.open(again, readonly=True) as store:
         assert {o: order_of(store, o) for o in first} == first
         assert {o: order_of(store, o) for o in first} == first
+
+
+def test_the_queue_is_ranked_again_only_when_what_it_reads_changes(project, monkeypatch):
+    calls = []
+    real = queue_module.ranked
+    monkeypatch.setattr(queue_module, "ranked", lambda *a: calls.append(a[1]) or real(*a))
+    cache = QueueCache()
+
+    def ext_ids(store, order, annotator="ann"):
+        labeled = LabelingSession(store, annotator).labeled_ids()
+        by_id = {store.item_id(ext): ext for ext in TRIALS}
+        got = cache.ranked(store, order, annotator, labeled)
+        assert got == real(store, order, annotator, labeled, queue_module.preference_runs(store))
+        return [by_id[e.item_id] for e in got]
+
+    with Store.open(project) as store:
+        assert ext_ids(store, "least_confident") == ["q3", "q1", "q5", "q4", "q2", "q8"]
+        label(LabelingSession(store, "ann"), store.item_id("q3"), 0)  # the annotator labels: no re-rank
+        assert ext_ids(store, "least_confident") == ["q1", "q5", "q4", "q2", "q8"]
+        assert calls == ["least_confident"]
+        # a new sample of run A changes q5's vote share (2 of 3 → 2 of 4): ranked again
+        run_a = store.run(1)
+        record_verdicts(store, run_a, [VerdictRecord(1, store.item_id("q5"), 3, (0, 1), "s", 1, None, True, None)])
+        ext_ids(store, "least_confident")
+        assert calls == ["least_confident"] * 2
+        assert ext_ids(store, "annotators_disagree") == ["q6", "q2", "q5"]
+        label(LabelingSession(store, "eve"), store.item_id("q4"), 1)  # another annotator splits q4 2–1
+        assert ext_ids(store, "annotators_disagree") == ["q6", "q2", "q4", "q5"]
+        assert calls == ["least_confident"] * 2 + ["annotators_disagree"] * 2
 
 
 def test_next_in_queue_moves_past_the_current_item():

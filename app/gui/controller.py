@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from ..judge.review import ReviewData, review_data
 from ..judge.runs import RunChoice, pick_run, run_choices
 from ..labeling import LabelingSession
+from ..queue import QueueCache
 from ..records import Item, LabelDraft, TableRow
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
@@ -67,6 +68,7 @@ class AnnotationController(QObject):
         self.run_id: int | None = None  # the judge run judge readers show (see choose_run)
         self.ensemble: tuple[int, ...] = ()  # runs read together (review table, queue); () = none
         self.queue_order = "id"  # what U takes next (app/queue.py ORDERS)
+        self.queue = QueueCache()  # the last queue ranked, while its inputs stay the same
         self.next_reason = ""  # why the item U chose is next
         self.current: ItemView | None = None
         self.loader = MediaLoader(parent=self)
@@ -132,14 +134,15 @@ class AnnotationController(QObject):
 
     def next_unlabeled_row(self) -> int | None:
         """The row of the next item to label in :attr:`queue_order`; :attr:`next_reason` says why."""
-        from ..queue import empty_reason, next_in_queue, preference_runs, ranked
+        from ..queue import empty_reason, next_in_queue, preference_runs
 
         after = self.current.item_id if self.current else 0
         fallback = ""
         if self.queue_order != "id":
             runs = list(self.ensemble) or preference_runs(self.store)
             labeled = self.session.labeled_ids()
-            entry = next_in_queue(ranked(self.store, self.queue_order, self.annotator, labeled, runs), after or None)
+            entries = self.queue.ranked(self.store, self.queue_order, self.annotator, labeled, runs)
+            entry = next_in_queue(entries, after or None)
             if entry is not None:
                 self.next_reason = entry.reason
                 return self.row_of(entry.item_id)

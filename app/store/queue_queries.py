@@ -48,4 +48,23 @@ def queue_labeled_ids(store: StoreBase, annotator: str, kind: str = "label") -> 
     return {r[0] for r in rows}
 
 
-__all__ = ["queue_judge_rows", "queue_label_rows", "queue_labeled_ids"]
+def queue_stamp(store: StoreBase, run_ids: Sequence[int] | None) -> tuple:
+    """What changes whenever a queue's inputs change: the runs' samples and stored item
+    verdicts (``run_ids``), else the current labels (the annotators' order). Cheap: counts
+    and sums over indexed columns."""
+    if run_ids is None:
+        return tuple(store.query("SELECT count(*), max(rowid) FROM labels")[0])
+    ids = [int(r) for r in run_ids]
+    if not ids:
+        return ()
+    marks = _marks(ids)
+    samples = store.query(f"SELECT count(*), max(id) FROM verdicts WHERE run_id IN ({marks})", ids)[0]
+    items = store.query(
+        f"SELECT count(*), total(confidence), total(choice), total(choice IS NULL) FROM judge_items"
+        f" WHERE run_id IN ({marks})",
+        ids,
+    )[0]
+    return (*samples, *items)
+
+
+__all__ = ["queue_judge_rows", "queue_label_rows", "queue_labeled_ids", "queue_stamp"]
