@@ -153,3 +153,38 @@ def test_rerun_of_a_complete_run_does_nothing_without_new_run(project, capsys):
     assert main(args + ["--new-run"]) == 0
     out, err = capsys.readouterr()
     assert "run 2 (pairwise" in err
+
+
+@pytest.mark.parametrize(("mode", "both_orders"), [("pairwise", False), ("pairwise", True), ("pointwise", False)])
+def test_a_run_decided_as_one_table_gives_each_item_the_verdict_it_gets_alone(mode, both_orders):
+    """``item_verdicts`` decides a run's items as one vote table (fast); each row must be what
+    the item's samples decide on their own, whatever the other rows hold (missing, extra or
+    failed samples, ties, items with more responses)."""
+    import random
+
+    from pairscope.app.judge.modes import get_mode
+    from pairscope.app.store import VerdictRecord
+
+    rng = random.Random(11)
+    judging, k = get_mode(mode), 3
+    for _trial in range(30):
+        ids, n_responses, per_item = [], [], []
+        for item_id in range(1, rng.randint(2, 9)):
+            n = rng.choice((2, 2, 3, 4))
+            width = judging.planned_votes(k, both_orders) * (n if mode == "pointwise" else 1)
+            samples = []
+            for s in rng.sample(range(width + 2), rng.randint(0, width + 2)):  # gaps and extras
+                error = rng.random() < 0.1
+                parsed = not error and rng.random() < 0.85
+                choice = rng.choice([None, *range(n)]) if parsed else None
+                scores = (float(rng.randint(1, 10)),) if mode == "pointwise" and parsed else None
+                samples.append(
+                    VerdictRecord(1, item_id, s, tuple(range(n)), "x", choice, scores, parsed, None,
+                                  error="oom" if error else None)
+                )  # fmt: skip
+            ids.append(item_id)
+            n_responses.append(n)
+            per_item.append(samples)
+        together = judging.item_verdicts(ids, n_responses, per_item, k, both_orders)
+        alone = [judging.item_verdict(i, n, s, k, both_orders) for i, n, s in zip(ids, n_responses, per_item)]
+        assert repr(together) == repr(alone)  # repr: NaN (a missing sample) equals itself

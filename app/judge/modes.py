@@ -51,18 +51,20 @@ class Samples:
     score: np.ndarray
 
     @classmethod
-    def of_item(cls, verdicts: Sequence[VerdictRecord]) -> Samples:
-        """One item's samples (a 1-row table) from its stored verdicts."""
-        width = max((v.sample_idx for v in verdicts), default=-1) + 1
-        stored, ok, parsed = (np.zeros((1, width), dtype=bool) for _ in range(3))
-        choice, score = np.full((1, width), np.nan), np.full((1, width), np.nan)
-        for v in verdicts:
-            s = v.sample_idx
-            stored[0, s], ok[0, s], parsed[0, s] = True, v.error is None, v.parsed and v.error is None
-            if v.choice is not None:
-                choice[0, s] = v.choice
-            if v.scores and v.scores[0] is not None:
-                score[0, s] = v.scores[0]
+    def of_items(cls, per_item: Sequence[Sequence[VerdictRecord]]) -> Samples:
+        """Several items' samples (one row each, in order) from their stored verdicts."""
+        width = max((v.sample_idx for verdicts in per_item for v in verdicts), default=-1) + 1
+        rows = len(per_item)
+        stored, ok, parsed = (np.zeros((rows, width), dtype=bool) for _ in range(3))
+        choice, score = np.full((rows, width), np.nan), np.full((rows, width), np.nan)
+        for i, verdicts in enumerate(per_item):
+            for v in verdicts:
+                s = v.sample_idx
+                stored[i, s], ok[i, s], parsed[i, s] = True, v.error is None, v.parsed and v.error is None
+                if v.choice is not None:
+                    choice[i, s] = v.choice
+                if v.scores and v.scores[0] is not None:
+                    score[i, s] = v.scores[0]
         return cls(stored, ok, parsed, choice, score)
 
 
@@ -99,16 +101,29 @@ class JudgingMode:
         """items × planned vote samples (see ``votes``); ``None`` when the mode casts no votes."""
         return None
 
+    def item_verdicts(
+        self,
+        item_ids: Sequence[int],
+        n_responses: Sequence[int],
+        per_item: Sequence[Sequence[VerdictRecord]],
+        k: int,
+        both_orders: bool,
+    ) -> list[ItemVerdict] | None:
+        """The verdicts of a run on these items (in order) from each one's stored verdicts,
+        decided as one vote table (``None``: the mode casts no votes)."""
+        table = self.vote_table(Samples.of_items(per_item), np.asarray(n_responses), k, both_orders)
+        if table is None:
+            return None
+        errors = [tuple(v.error for v in sorted(vs, key=lambda v: v.sample_idx) if v.error) for vs in per_item]
+        pairs = self.planned_votes(k, both_orders) == 2 * k  # samples come as order pairs (2j, 2j+1)
+        return ItemVerdict.from_table(item_ids, table, pairs, errors)
+
     def item_verdict(
         self, item_id: int, n_responses: int, verdicts: Sequence[VerdictRecord], k: int, both_orders: bool
     ) -> ItemVerdict | None:
         """The verdict of a run on one item from its stored verdicts (``None``: no votes)."""
-        table = self.vote_table(Samples.of_item(verdicts), np.array([n_responses]), k, both_orders)
-        if table is None:
-            return None
-        errors = tuple(v.error for v in sorted(verdicts, key=lambda v: v.sample_idx) if v.error)
-        pairs = self.planned_votes(k, both_orders) == 2 * k  # samples come as order pairs (2j, 2j+1)
-        return ItemVerdict.from_votes(item_id, table[0], pairs, errors)
+        verdicts_ = self.item_verdicts([item_id], [n_responses], [verdicts], k, both_orders)
+        return None if verdicts_ is None else verdicts_[0]
 
     def sample_reading(self, verdict: VerdictRecord, screen) -> str:
         """How one stored sample reads in the review/judge panels; ``screen(index)`` names a

@@ -49,13 +49,11 @@ def _decide(
     store: Store, run: RunRecord, by_item: dict[int, list[VerdictRecord]]
 ) -> tuple[dict[int, ItemVerdict], dict[int, int]]:
     n = store.items_n_responses(list(by_item))
-    out = {}
-    for item_id, verdicts in by_item.items():
-        if verdicts:
-            verdict = item_verdict(run, verdicts, n.get(item_id, 0))
-            if verdict is not None:
-                out[item_id] = verdict
-    return out, n
+    ids = [item_id for item_id, verdicts in by_item.items() if verdicts]
+    decided = get_mode(run.mode).item_verdicts(
+        ids, [n.get(i, 0) for i in ids], [by_item[i] for i in ids], run.k, run.both_orders
+    )
+    return ({} if decided is None else dict(zip(ids, decided, strict=True))), n
 
 
 def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None = None) -> dict[int, ItemVerdict]:

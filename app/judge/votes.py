@@ -21,6 +21,7 @@ each of the K samples is one sample): the official majority is more than K of th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -112,18 +113,29 @@ class ItemVerdict:
     errors: tuple[str, ...] = field(default=())
 
     @classmethod
+    def from_table(cls, item_ids: Sequence[int], table, both_orders: bool, errors: Sequence = ()) -> list[ItemVerdict]:
+        """The verdicts of several items from their rows of a vote table, decided in one go
+        (``errors``: each item's failure reasons, in row order)."""
+        t = np.atleast_2d(np.asarray(table, dtype=float))
+        official, plurality = (decide(t, c) for c in ("official", "plurality"))
+        consistent = item_consistency(t) if both_orders else np.full(len(t), np.nan)
+        reasons = list(errors) or [()] * len(t)
+        return [
+            cls(
+                item_id,
+                tuple(t[i].tolist()),
+                _int(official[i]),
+                _int(plurality[i]),
+                None if np.isnan(consistent[i]) else bool(consistent[i]),
+                tuple(reasons[i]),
+            )
+            for i, item_id in enumerate(item_ids)
+        ]
+
+    @classmethod
     def from_votes(cls, item_id: int, votes, both_orders: bool, errors=()) -> ItemVerdict:
-        row = np.asarray(votes, dtype=float).reshape(1, -1)
-        official, plurality = (decide(row, c)[0] for c in ("official", "plurality"))
-        consistent = item_consistency(row)[0] if both_orders else np.nan
-        return cls(
-            item_id,
-            tuple(float(x) for x in row[0]),
-            _int(official),
-            _int(plurality),
-            None if np.isnan(consistent) else bool(consistent),
-            tuple(errors),
-        )
+        """One item's verdict from its row of the vote table."""
+        return cls.from_table([item_id], np.asarray(votes, dtype=float).reshape(1, -1), both_orders, [errors])[0]
 
     def choice(self, convention: str = DEFAULT_CONVENTION) -> int | None:
         return self.official if check_convention(convention) == "official" else self.plurality

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import shutil
 import sqlite3
@@ -61,6 +62,15 @@ class DiskFullError(SchemaError, OSError):
 def utc_now() -> str:
     """ISO-8601 UTC timestamp with microseconds (sortable as text)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def loads(text: str | bytes):
+    """A JSON column's value: orjson, else ``json`` for what orjson refuses (a NaN literal
+    that ``json.dumps`` wrote in a project of an earlier version)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def dumps(value) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .connection import StoreBase, dumps, inserted_id, utc_now
+from .connection import StoreBase, dumps, inserted_id, loads, utc_now
 
 
 @dataclass(frozen=True)
@@ -88,19 +88,19 @@ def _verdict(row) -> VerdictRecord:
         run_id,
         item_id,
         sample,
-        tuple(json.loads(order)),
+        tuple(loads(order)),
         raw,
         choice,
-        tuple(json.loads(scores)) if scores else None,
+        tuple(loads(scores)) if scores else None,
         bool(parsed),
         rationale,
         t_in,
         t_out,
         lat,
         err,
-        json.loads(media) if media else None,
+        loads(media) if media else None,
         at,
-        json.loads(logprobs) if logprobs else None,
+        loads(logprobs) if logprobs else None,
         confidence,
     )
 
