@@ -195,7 +195,8 @@ class RunSummary:
         if not self.votes:
             text += f" ({self.mode} run: no preference votes; see `pairscope stats` for step metrics)"
         else:
-            text += f"; vs dataset reference ({self.with_reference} items):"
+            n = self.with_reference
+            text += f"; vs dataset reference ({n} item{'s' if n != 1 else ''}):"
             for name, c in self.conventions.items():
                 text += (
                     f" {name} vote {pct(c.accuracy)} ({c.correct}/{c.decided}, undecided excluded),"
