@@ -19,6 +19,7 @@ Pairwise conventions (positions are as shown to the judge; ``Answer 1`` → 0):
   single answer before them ("Answer 2, as the counts are not equal").
 - A last line reading ``Answer: 2`` (or ``Answer: B``, ``Response: Tie``) is a verdict too, when
   the position exists; ``Answer: 4`` of two answers is taken for a result (a count) and ignored.
+- An output that is nothing but one answer ("Answer 2", "B", "Tie") is that verdict.
 - Without an explicit verdict only the final sentence of the last line counts, and only as a
   claim ("Answer 2 is better", "I prefer Response 1") or a bare tie ("Tie.", "It's a tie.").
 - A verdict naming two different answers is ambiguous; a position beyond ``n_answers`` is out
@@ -308,6 +309,11 @@ def parse_pairwise(text: str, n_answers: int = 2) -> PairwiseVerdict:
         # marker) the longer one is the deciding sentence.
         start, end, reading = max(candidates, key=lambda c: (c[1], -c[0]))
         how = "verdict line"
+    elif (whole := _bare_token(plain.text.strip())) is not None:
+        # The whole output is one answer ("Answer 2", "B", "Tie"): what a parsing model or a
+        # judge told to answer with the letter alone writes.
+        reading = _resolve([whole], n_answers)
+        (start, end), how = (0, len(plain.text)), "whole output"
     else:
         final = _final_sentence(plain.text)
         claim = _interpret(plain.text[final[0] : final[1]], n_answers, explicit=False) if final else None

@@ -156,6 +156,10 @@ PAIRWISE = [
     pytest.param("There are four apples.\nAnswer: 4", 2, (None, False, False), id="answer-colon-count-not-position"),
     pytest.param("Answer: 2\nThe second counts the dogs.", 2, (None, False, False), id="answer-colon-not-last"),
     pytest.param("Answer 1: three dogs.\nAnswer 2: two dogs.", 2, (None, False, False), id="answers-summarised"),
+    pytest.param("Answer 2", 2, (1, False, True), id="whole-output-answer"),
+    pytest.param("  **B**\n", 2, (1, False, True), id="whole-output-letter"),
+    pytest.param("Tie.", 2, (None, True, True), id="whole-output-tie"),
+    pytest.param("Answer 3", 2, (None, False, False), id="whole-output-out-of-range"),
 ]
 
 
