@@ -181,9 +181,9 @@ def ranked(
 
 class QueueCache:
     """The last queue ranked, kept while its inputs are unchanged, so that ``U`` after ``U``
-    does not rank every item again (least confident reads every sample of every run: ~0.7 s
-    for 4 runs of 2,000 items). Ranked over every item; this annotator's labeled items are
-    left out when read, so labeling does not make it stale."""
+    does not rank every item again (least confident reads every sample of every run: ~0.2 s
+    for 4 runs of 2,000 items; bench/queue_bench.py). Ranked over every item; this annotator's
+    labeled items are left out when read, so labeling does not make it stale."""
 
     def __init__(self) -> None:
         self._key: tuple | None = None
