@@ -37,8 +37,11 @@ fi
 
 # The whole install is ~5.9 GB, most of it torch's CUDA libraries; CI machines share a disk that
 # is sometimes nearly full, so say so before pip fails half-way with "No space left on device".
-need_gb=2
-.venv/bin/python -c "import torch, torchvision" >/dev/null 2>&1 || need_gb=6
+# A torch already installed (a GPU user's own build) is kept; otherwise the local 2.14.1 is taken.
+need_gb=2 torch_reqs=()
+if ! .venv/bin/python -c "import torch, torchvision" >/dev/null 2>&1; then
+    need_gb=6 torch_reqs=(torch==2.14.1 torchvision==0.29.1)
+fi
 free_gb=$(df -Pk .venv | awk 'NR==2 {printf "%.1f", $4 / 1048576}')
 if awk -v f="$free_gb" -v n="$need_gb" 'BEGIN { exit !(f < n) }'; then
     echo "setup: warning: $free_gb GB free on $(df -P .venv | awk 'NR==2 {print $6}'); the install needs about $need_gb GB" >&2
@@ -69,9 +72,9 @@ pip_run() {
 # pip resolves everything once; then all but triton is installed as resolved. triton (0.9 GB)
 # is torch's compiler back end, used only by torch.compile, which PairScope never calls; the
 # whole suite passes without it (docs/INSTALL.md).
-echo "setup: resolving pairscope[dev] with torch 2.14.1 + torchvision 0.29.1"
+echo "setup: resolving pairscope[dev]${torch_reqs[*]:+ with ${torch_reqs[*]}}"
 report=$(mktemp)
-pip_run install --dry-run --report "$report" torch==2.14.1 torchvision==0.29.1 -e ".[dev]"
+pip_run install --dry-run --report "$report" ${torch_reqs[@]+"${torch_reqs[@]}"} -e ".[dev]"
 pins=$(.venv/bin/python - "$report" <<'PY'
 import json, sys
 skip = {"triton", "pairscope"}
