@@ -11,6 +11,21 @@ def write_jsonl(path, rows):
     return path
 
 
+def good_bad_items(n):
+    """``n`` two-response items ``it0``…: response 0 says GOOD (the reference), 1 says BAD."""
+    from pairscope.app.records import Item, Reference, Response
+
+    return [
+        Item(
+            ext_id=f"it{i}",
+            prompt="Which is right?",
+            responses=(Response(0, "GOOD answer"), Response(1, "BAD answer")),
+            reference=Reference(ranking=(0, 1)),
+        )
+        for i in range(n)
+    ]
+
+
 def item(store, ext_id):
     """The stored item with this dataset id."""
     return store.get_item(store.item_id(ext_id))

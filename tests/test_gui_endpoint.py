@@ -8,10 +8,9 @@ import uuid
 import pytest
 from PySide6.QtCore import QSettings
 
-from helpers import show_active
+from helpers import good_bad_items, show_active
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
-from pairscope.app.records import Item, Reference, Response
 from pairscope.app.store import Store
 
 pytestmark = pytest.mark.slow
@@ -23,17 +22,7 @@ def test_the_judge_panel_judges_through_an_endpoint_and_never_keeps_the_key(qtbo
     monkeypatch.setenv("PAIRSCOPE_TEST_KEY", key)
     path = tmp_path / "p.pairscope"
     with Store.create(path) as store:
-        store.add_items(
-            [
-                Item(
-                    ext_id=f"it{i}",
-                    prompt="Which is right?",
-                    responses=(Response(0, "GOOD answer"), Response(1, "BAD answer")),
-                    reference=Reference(ranking=(0, 1)),
-                )
-                for i in range(3)
-            ]
-        )
+        store.add_items(good_bad_items(3))
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann"), settings), (1500, 900))
     window.toggle_judge()

@@ -9,10 +9,9 @@ from PySide6.QtCore import Qt, QTimer
 
 import fake_backend  # noqa: F401  (registers "fake")
 from fake_backend import FakeBackend, prefer_marker
-from helpers import show_active
+from helpers import good_bad_items, show_active
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
-from pairscope.app.records import Item, Reference, Response
 from pairscope.app.store import Store
 
 
@@ -20,17 +19,7 @@ from pairscope.app.store import Store
 def project_path(tmp_path):
     path = tmp_path / "p.pairscope"
     with Store.create(path) as store:
-        store.add_items(
-            [
-                Item(
-                    ext_id=f"it{i}",
-                    prompt="Which is right?",
-                    responses=(Response(0, "GOOD answer"), Response(1, "BAD answer")),
-                    reference=Reference(ranking=(0, 1)),
-                )
-                for i in range(6)
-            ]
-        )
+        store.add_items(good_bad_items(6))
     return path
 
 
