@@ -117,7 +117,11 @@ def qt_app():
             sys.stderr.write(message + "\n")
 
     qInstallMessageHandler(quiet)
-    return QApplication.instance() or QApplication(["bench"])
+    from pairscope.app.gui.gc_thread import collect_on_gui_thread
+
+    app = QApplication.instance() or QApplication(["bench"])
+    collect_on_gui_thread()  # as the app does (app/gui/gc_thread.py)
+    return app
 
 
 def paint_watch(app, widget):

@@ -32,6 +32,7 @@ from fake_backend import FakeBackend  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.actions import show_ensemble  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
+from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
 from pairscope.app.judge.ensemble import load_ensemble  # noqa: E402
 from pairscope.app.judge.session import JudgeConfig, JudgeSession  # noqa: E402
@@ -99,6 +100,7 @@ def main() -> None:
         runs = simulate(store)
         target = split_item(store, runs)
     app = QApplication(sys.argv[:1])
+    collect_on_gui_thread()  # as the app does: a closed dialog is never freed off the GUI thread
     settings = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
     window = MainWindow(AnnotationController(Store.open(project), "ann"), settings)
     window.resize(1500, 900)

@@ -32,6 +32,7 @@ from pairscope.app.cli import main as cli  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.actions import handlers  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
+from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
 from pairscope.app.labeling import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
@@ -140,6 +141,7 @@ def main() -> None:
     label_some(project)
     imported_run(project, work)
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    collect_on_gui_thread()  # as the app does: a closed dialog is never freed off the GUI thread
 
     w = window(app, project, work)
     w.grab().save(str(DOCS / "screenshot-main.png"))

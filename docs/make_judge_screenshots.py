@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
+from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
 from pairscope.app.labeling import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
@@ -36,6 +37,7 @@ def main() -> None:
             store.item_id("video_demo_01"), LabelDraft(preferred_position=2, strength="clearly")
         )
     app = QApplication(sys.argv[:1])
+    collect_on_gui_thread()  # as the app does: a closed dialog is never freed off the GUI thread
     store = Store.open(project)
     window = MainWindow(AnnotationController(store, "alice"), start_item=store.item_id("video_demo_01"))
     window.resize(1600, 1000)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
+from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402
 
@@ -29,6 +30,7 @@ def main() -> None:
     with Store.open(project) as store:
         simulate(store)
     app = QApplication(sys.argv[:1])
+    collect_on_gui_thread()  # as the app does: a closed dialog is never freed off the GUI thread
     window = MainWindow(AnnotationController(Store.open(project), "dana"))
     window.resize(1600, 1000)
     window.show()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from fake_backend import FakeBackend  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
+from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.stats_view import StatsView  # noqa: E402
 from pairscope.app.judge.session import JudgeConfig, JudgeSession  # noqa: E402
 from pairscope.app.labeling import LabelingSession  # noqa: E402
@@ -74,6 +75,7 @@ def shoot_stats_view(simulate, shots: list[tuple[str, tuple[str, str | None]]], 
     with Store.open(project) as store:
         simulate(store)
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    collect_on_gui_thread()  # as the app does: a closed dialog is never freed off the GUI thread
     store = Store.open(project)
     view = StatsView(store)
     view.resize(*size)

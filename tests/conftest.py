@@ -62,6 +62,23 @@ def _assert_no_new_threads(before, what):
     assert not leaked, f"{what} leaked running threads: {[t.name for t in leaked]}"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def gc_on_gui_thread(qapp):
+    """Cyclic garbage is collected on the GUI thread only, as in the app
+    (``launch.start_application``): a collection on a worker thread that frees a closed
+    window's widgets crashed the suite (tests/test_gc_thread.py)."""
+    from pairscope.app.gui.gc_thread import collect_on_gui_thread
+
+    return collect_on_gui_thread()
+
+
+@pytest.fixture(autouse=True)
+def collect_after_test(gc_on_gui_thread):
+    """A test that never runs the event loop still gets its garbage collected."""
+    yield
+    gc_on_gui_thread.check()
+
+
 @pytest.fixture
 def store(tmp_path):
     from pairscope.app.store import Store

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths, qInstallMessageHandler
+from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
@@ -16,6 +16,7 @@ from pairscope.widgets.plain_text import inert_html
 from ..store import SchemaError, Store
 from .controller import AnnotationController
 from .file_menu import open_store
+from .gc_thread import collect_on_gui_thread
 from .main_window import MainWindow
 from .tasks import install_error_hook
 
@@ -71,6 +72,19 @@ def quiet_qt_messages() -> None:
     qInstallMessageHandler(handler)
 
 
+def start_application() -> QCoreApplication:
+    """The QApplication as the window needs it: Qt's noise quiet, errors escaping a slot
+    shown, cyclic garbage collected on the GUI thread only (``gc_thread``), settings stored
+    under PairScope's name."""
+    quiet_qt_messages()  # before the QApplication: the font database speaks while it starts
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    install_error_hook()  # an error escaping a Qt slot is shown, never only on stderr
+    collect_on_gui_thread()  # a worker thread that collects a closed window's widgets crashes
+    app.setOrganizationName("PairScope")
+    app.setApplicationName("PairScope")
+    return app
+
+
 def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     """Open the window on ``db`` (or the default project) and run until it closes."""
     if not has_display():
@@ -80,11 +94,7 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    quiet_qt_messages()  # before the QApplication: the font database speaks while it starts
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    install_error_hook()  # an error escaping a Qt slot is shown, never only on stderr
-    app.setOrganizationName("PairScope")
-    app.setApplicationName("PairScope")
+    app = start_application()
     settings = QSettings()
     name = annotator or ask_annotator(settings)
     if not name:
