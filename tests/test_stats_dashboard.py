@@ -249,3 +249,22 @@ def test_figures_export_from_the_view(qtbot, judged, tmp_path, monkeypatch):
         assert (tmp_path / "accuracy.png").read_bytes()[:4] == b"\x89PNG"
         assert b"<svg" in (tmp_path / "accuracy.svg").read_bytes()[:400]
         _close(qtbot, view)
+
+
+def test_a_label_saved_while_the_dashboard_reads_is_in_none_or_all_of_it(judged, monkeypatch):
+    """The report and the per-annotator label counts come from one read of the project: bob's
+    label, saved right after that read, is in neither (it was in the counts only)."""
+    real = Store.stats_rows
+
+    def read_then_bob_labels(self):
+        rows = real(self)
+        with Store.open(judged) as other:
+            _label(other, "bob", lambda k, good: LabelDraft(preferred_position=good))
+        return rows
+
+    monkeypatch.setattr(Store, "stats_rows", read_then_bob_labels)
+    with Store.open(judged) as store:
+        report, d = dash.compute_dashboard(store, bootstrap=0)
+    assert report["agreement"]["annotators"] == ["alice"]
+    assert [row[0].text for row in d.annotators.rows] == ["alice"]
+    assert d.annotators.value(0, "labels") == "10"

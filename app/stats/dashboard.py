@@ -564,12 +564,11 @@ def build_dashboard(
 
 
 def compute_dashboard(store, bootstrap: int = 200) -> tuple[dict[str, Any], Dashboard]:
-    """The report of ``store`` and its dashboard. The label counts come from a second read of
-    the project (``compute_stats`` keeps its arrays to itself): a label saved between the two
-    reads can make them differ by that label."""
+    """The report of ``store`` and its dashboard, from one read of the project (the label
+    counts and the report cannot differ by a label saved meanwhile)."""
     from .data import load_stats_data
     from .report import compute_stats
 
-    report = compute_stats(store, bootstrap=bootstrap)
     data = load_stats_data(store)
+    report = compute_stats(store, bootstrap=bootstrap, data=data)
     return report, build_dashboard(report, label_counts(data), shared_items(data))

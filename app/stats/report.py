@@ -14,7 +14,7 @@ import numpy as np
 from ..store import Store
 from .agreement import agreement_report, judge_human_kappa
 from .calibration import calibration_report
-from .data import load_stats_data
+from .data import StatsData, load_stats_data
 from .dataset import dataset_report
 from .judge_metrics import (
     frames_curve,
@@ -27,9 +27,13 @@ from .length_bias import length_report
 from .prm import prm_report
 
 
-def compute_stats(store: Store, run_id: int | None = None, bootstrap: int = 200) -> dict[str, Any]:
-    """Every statistic of a project (or only judge run ``run_id``)."""
-    data = load_stats_data(store)
+def compute_stats(
+    store: Store, run_id: int | None = None, bootstrap: int = 200, data: StatsData | None = None
+) -> dict[str, Any]:
+    """Every statistic of a project (or only judge run ``run_id``), from ``data`` when the
+    caller already read it (one snapshot for the report and whatever else it shows)."""
+    if data is None:
+        data = load_stats_data(store)
     runs = [r for r in data.runs if run_id is None or r.run.id == run_id]
     if run_id is not None and not runs:
         raise ValueError(f"no judge run {run_id} in this project")
