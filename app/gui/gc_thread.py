@@ -4,8 +4,9 @@ A collection runs in whichever thread happens to allocate when a threshold is cr
 that is a background op (matplotlib drawing the statistics figures, an import, a judge run)
 and the garbage holds a closed window's Qt objects (a dialog kept alive by a lambda that
 refers to it), Qt deletes those widgets off the GUI thread and the process can crash
-(measured: a segmentation fault in about 2 of 3 runs of tests/test_gc_thread.py's scenario,
-and once in CI inside the Statistics dashboard's tests).
+(measured: a segmentation fault in 2 of 3 runs of a reproduction — a closed dialog with six
+charts collected by a worker thread — and once in CI inside the Statistics dashboard's tests;
+tests/test_gc_thread.py checks on which thread such a dialog is freed).
 
 So automatic collection is switched off and the same generational rule is applied from a
 timer on the GUI thread (the approach pyqtgraph and Spyder take). Reference counting still
