@@ -22,7 +22,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from pairscope.app.importer import gc_paused, import_file, open_source
+from pairscope.app.gc_pause import gc_paused
+from pairscope.app.importer import import_file, open_source
 from pairscope.app.store import Store
 
 WORDS = (

@@ -19,6 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDialog, QTabWidget, QVBoxLayout
 
+from pairscope.app.gc_pause import collection_paused, gc_paused
 from pairscope.app.gui.gc_thread import GuiThreadCollector, collect_on_gui_thread
 from pairscope.app.gui.tasks import BackgroundOp
 from pairscope.widgets.charts import ChartView
@@ -80,6 +81,55 @@ def test_stop_gives_collection_back_to_python(qapp):
     finally:
         gc.disable()  # the suite's own collector (tests/conftest.py) keeps it off
         owner.deleteLater()
+
+
+def _checks(collector, rounds: int, per_round: int, keep: list | None = None) -> list[int]:
+    """Allocate ``per_round`` cyclic objects (kept in ``keep`` when given, else garbage)
+    before each of ``rounds`` timer checks; the generations the checks collected."""
+    done = []
+    for _ in range(rounds):
+        made = [_Cycle() for _ in range(per_round)]
+        if keep is not None:
+            keep.extend(made)
+        del made
+        generation = collector.check()
+        if generation is not None:
+            done.append(generation)
+    return done
+
+
+def test_short_lived_garbage_does_not_cost_full_collections(qapp):
+    """A full collection (~170 ms with the Statistics dialog open) runs only when the objects
+    promoted since the last one exceed a quarter of those it kept, as CPython decides."""
+    collector = collect_on_gui_thread()
+    gc.collect()
+    collector._long_lived, collector._pending = len(gc.get_objects(2)), 0  # as after a full one
+    garbage = _checks(collector, 200, 1_000)
+    assert 1 in garbage and 2 not in garbage
+    kept: list = []
+    grown = _checks(collector, 400, 2_000, keep=kept)
+    assert 2 in grown  # a quarter more long-lived objects: a full collection is due
+
+
+def test_an_import_pause_holds_the_gui_collector(qapp):
+    collector = collect_on_gui_thread()
+    with gc_paused():
+        assert collection_paused()
+        assert _checks(collector, 20, 2_000) == []
+    assert not collection_paused() and not gc.isenabled()  # the window's collector still owns it
+    assert _checks(collector, 1, 0) != []
+
+
+def test_pauses_nest_and_give_automatic_collection_back(qapp):
+    gc.enable()
+    try:
+        with gc_paused():
+            with gc_paused():
+                assert not gc.isenabled()
+            assert not gc.isenabled() and collection_paused()
+        assert gc.isenabled() and not collection_paused()
+    finally:
+        gc.disable()  # the suite's own collector (tests/conftest.py) keeps it off
 
 
 class _Dialog(QDialog):

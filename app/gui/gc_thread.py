@@ -8,9 +8,13 @@ refers to it), Qt deletes those widgets off the GUI thread and the process can c
 charts collected by a worker thread — and once in CI inside the Statistics dashboard's tests;
 tests/test_gc_thread.py checks on which thread such a dialog is freed).
 
-So automatic collection is switched off and the same generational rule is applied from a
-timer on the GUI thread (the approach pyqtgraph and Spyder take). Reference counting still
-frees everything that is not in a cycle at once, on any thread.
+So automatic collection is switched off and its rule is applied from a timer on the GUI thread
+(the approach pyqtgraph and Spyder take): a young generation when its count crosses its
+threshold, and a full collection only when the objects promoted since the last one exceed a
+quarter of those it kept (CPython's own guard; without it a full collection — ~170 ms with
+the Statistics dialog open — would follow every tenth generation-1 collection). A 100 ms tick
+keeps each young collection small; an import's pause (``app/gc_pause.py``) holds it. Reference counting still frees
+everything that is not in a cycle at once, on any thread. ``bench/gc_bench.py`` measures it.
 """
 
 from __future__ import annotations
@@ -19,7 +23,11 @@ import gc
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
 
-INTERVAL_MS = 500
+from ..gc_pause import collection_paused
+
+INTERVAL_MS = 100
+#: CPython's guard: a full collection only when this share of new long-lived objects piled up.
+FULL_WHEN_GROWN_BY = 0.25
 
 
 class GuiThreadCollector(QObject):
@@ -30,22 +38,29 @@ class GuiThreadCollector(QObject):
         super().__init__(parent)
         self.threshold = gc.get_threshold()
         self._was_enabled = gc.isenabled()
+        self._long_lived = 0  # objects the last full collection kept
+        self._pending = 0  # objects promoted to the oldest generation since
         gc.disable()
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.check)
         self.timer.start(INTERVAL_MS)
 
     def check(self) -> int | None:
-        """Collect the generations whose counts crossed their thresholds (as automatic
-        collection would); the generation collected, or None."""
+        """Collect what automatic collection would collect now; the generation collected,
+        or None (nothing due, or an import paused collection)."""
         young, middle, old = gc.get_count()
-        if young <= self.threshold[0]:
+        if young <= self.threshold[0] or collection_paused():
             return None
-        generation = 0
-        if middle > self.threshold[1]:
-            generation = 2 if old > self.threshold[2] else 1
-        gc.collect(generation)
-        return generation
+        if middle <= self.threshold[1]:
+            gc.collect(0)
+            return 0
+        if old > self.threshold[2] and self._pending > self._long_lived * FULL_WHEN_GROWN_BY:
+            gc.collect(2)
+            self._long_lived, self._pending = len(gc.get_objects(2)), 0
+            return 2
+        younger = len(gc.get_objects(0)) + len(gc.get_objects(1))
+        self._pending += max(0, younger - gc.collect(1))  # the survivors move to the oldest
+        return 1
 
     def stop(self) -> None:
         """Stop the timer and give collection back to Python."""
