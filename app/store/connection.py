@@ -26,12 +26,12 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 
 import orjson
 
-from .schema import LATEST_VERSION, SchemaError, current_version, expected_objects, migrate, normalize_sql
+from .clock import utc_now as utc_now  # re-exported: the store's timestamps
+from .schema import LATEST_VERSION, SchemaError, Shape, current_version, expected_shapes, migrate, normalize_sql
 
 BUSY_TIMEOUT_MS = 5000
 CACHE_KIB = 65536
@@ -57,11 +57,6 @@ class DiskFullError(SchemaError, OSError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.errno = errno.ENOSPC
-
-
-def utc_now() -> str:
-    """ISO-8601 UTC timestamp with microseconds (sortable as text)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def loads(text: str | bytes):
@@ -322,10 +317,30 @@ class StoreBase:
     def _refuse_foreign_objects(self, conn: sqlite3.Connection, version: int) -> None:
         """Refuse a file holding triggers, views or tables the migrations up to ``version`` do not
         create (or create differently): a planted trigger would run on PairScope's next write.
-        Indexes and columns added by hand are accepted (they run no code)."""
-        expected = expected_objects(version)
-        foreign, seen = [], set()
+        Indexes and columns added by hand are accepted (they run no code). A file made by a build
+        that shipped an earlier form of its version's migration is PairScope's own too."""
         rows = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid").fetchall()
+        first, *earlier = expected_shapes(version)
+        if any(self._foreign_and_missing(rows, shape) == ([], []) for shape in earlier):
+            return
+        foreign, missing = self._foreign_and_missing(rows, first)
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise SchemaError(
+                f"{self.path}: this project holds a {shown} PairScope did not create; refusing to open it"
+                " (objects added outside PairScope could run on its next write)"
+            )
+        if missing:
+            raise SchemaError(
+                f"{self.path}: this project lacks the {', '.join(missing[:5])} of PairScope's schema version"
+                f" {version} (it was changed outside PairScope); refusing to open it"
+            )
+
+    @staticmethod
+    def _foreign_and_missing(rows: list[tuple[str, str, str | None]], expected: Shape) -> tuple[list[str], list[str]]:
+        """The objects of ``rows`` (``sqlite_master``) that ``expected`` lacks or has otherwise,
+        and the tables, views and triggers of ``expected`` that ``rows`` lacks."""
+        foreign, seen = [], set()
         for kind, name, sql in rows:
             seen.add(name)
             if (kind == "index" and name.startswith("sqlite_autoindex_")) or (
@@ -342,18 +357,8 @@ class StoreBase:
             exact = kind in ("trigger", "view") or virtual or (known_sql or "").upper().startswith("CREATE VIRTUAL")
             if kind != known_kind or (exact and normalize_sql(sql) != known_sql):
                 foreign.append(f"{kind} '{name}'")
-        if foreign:
-            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-            raise SchemaError(
-                f"{self.path}: this project holds a {shown} PairScope did not create; refusing to open it"
-                " (objects added outside PairScope could run on its next write)"
-            )
         missing = [f"{kind} '{name}'" for name, (kind, _) in expected.items() if name not in seen and kind != "index"]
-        if missing:
-            raise SchemaError(
-                f"{self.path}: this project lacks the {', '.join(missing[:5])} of PairScope's schema version"
-                f" {version} (it was changed outside PairScope); refusing to open it"
-            )
+        return foreign, missing
 
     def _refuse_damage(self, conn: sqlite3.Connection) -> None:
         problems = [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(5)")]
