@@ -26,8 +26,15 @@ while [ $# -gt 0 ]; do
 done
 
 if [ -z "$python" ]; then
-    venv=build/app-venv
-    if [ ! -x "$venv/bin/python" ]; then
+    # PAIRSCOPE_APP_VENV puts the build venv elsewhere (tests/test_bundle.py keeps one in the
+    # user's cache, so a fresh clone on the same machine does not install PySide6 again). Two
+    # builds sharing one venv take turns: the lock is held until this script exits.
+    venv=${PAIRSCOPE_APP_VENV:-build/app-venv}
+    mkdir -p "$(dirname "$venv")"
+    exec 9>"$venv.lock"
+    flock 9
+    if ! "$venv/bin/python" -c "import sys" >/dev/null 2>&1; then
+        rm -rf "$venv"  # absent, or left broken by an interrupted build
         "${PYTHON:-python3}" -m venv "$venv"
     fi
     echo "build-app: installing the annotator install (no extras) and pyinstaller into $venv"

@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import json
 
+#: How long a test waits for something the window does on its own (a worker's result, focus,
+#: a repaint). A wait returns as soon as the condition holds, so this only bounds a failure:
+#: generous, because the suite runs on busy 2-core machines.
+WAIT_MS = 20_000
+
+#: A bound that tells "waited for another process's write lock" (the store's 5 s busy
+#: timeout) from "did not": half the busy timeout, dozens of times what a read needs.
+LOCK_WAIT_BOUND_S = 2.5
+
 
 def write_jsonl(path, rows):
     """Write rows (dicts, or raw strings for malformed lines) as a JSONL file; return the path."""
@@ -41,7 +50,7 @@ def show_active(qtbot, window, size=(1400, 900)):
     window.show()
     qtbot.waitExposed(window)
     window.windowHandle().requestActivate()
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
     return window
 
 

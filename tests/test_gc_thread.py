@@ -19,6 +19,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QDialog, QTabWidget, QVBoxLayout
 
+from helpers import WAIT_MS
 from pairscope.app.gc_pause import collection_paused, gc_paused
 from pairscope.app.gui.gc_thread import GuiThreadCollector, collect_on_gui_thread
 from pairscope.app.gui.tasks import BackgroundOp
@@ -55,7 +56,7 @@ def test_a_background_op_that_allocates_never_collects_on_its_thread(qtbot):
         qtbot.waitUntil(lambda: bool(results), timeout=10_000)
         assert threads == [] or set(threads) == {"MainThread"}, threads
         # the garbage the op left is collected by the GUI thread's timer
-        qtbot.waitUntil(lambda: "MainThread" in threads, timeout=5_000)
+        qtbot.waitUntil(lambda: "MainThread" in threads, timeout=WAIT_MS)
     finally:
         gc.callbacks.remove(record)
     assert not gc.isenabled()
@@ -171,7 +172,7 @@ def test_a_closed_dialog_with_charts_is_freed_on_the_gui_thread(qtbot):
     results = []
     BackgroundOp(None, lambda task: _long_lived_cycles()).success(results.append).run()
     qtbot.waitUntil(lambda: bool(results), timeout=20_000)
-    qtbot.waitUntil(lambda: bool(freed), timeout=5_000)
+    qtbot.waitUntil(lambda: bool(freed), timeout=WAIT_MS)
     assert freed == ["MainThread"]
 
 

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from helpers import show_active
+from helpers import WAIT_MS, show_active
 from pairscope.app.gui.actions import guidelines_dock
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
@@ -150,7 +150,7 @@ def test_ctrl_6_ticks_other_and_types_there_until_enter_or_esc(window, qtbot):
     field = panel.text_fields["other"]
     qtbot.keyClick(window, Qt.Key_6, Qt.ControlModifier)
     assert panel.error_boxes["other"].isChecked()
-    qtbot.waitUntil(field.hasFocus, timeout=2000)
+    qtbot.waitUntil(field.hasFocus, timeout=WAIT_MS)
     qtbot.keyClicks(field, "tiny font")  # letters type text, they are not label keys here
     assert panel.draft().outcome is None
     qtbot.keyClick(field, Qt.Key_Return)
@@ -162,7 +162,7 @@ def test_ctrl_6_ticks_other_and_types_there_until_enter_or_esc(window, qtbot):
     qtbot.keyClick(window, Qt.Key_6, Qt.ControlModifier)
     assert not panel.error_boxes["other"].isChecked()
     qtbot.keyClick(window, Qt.Key_6, Qt.ControlModifier)
-    qtbot.waitUntil(field.hasFocus, timeout=2000)
+    qtbot.waitUntil(field.hasFocus, timeout=WAIT_MS)
     qtbot.keyClicks(field, "blurry")
     qtbot.keyClick(field, Qt.Key_Escape)
     assert not field.hasFocus()
@@ -170,7 +170,7 @@ def test_ctrl_6_ticks_other_and_types_there_until_enter_or_esc(window, qtbot):
     assert store.current_label(item_id, "ann").error_types == (ErrorTag("other", note="blurry"),)
     # the note field too: Ctrl+E, type, Enter
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier)
-    qtbot.waitUntil(panel.note_edit.hasFocus, timeout=2000)
+    qtbot.waitUntil(panel.note_edit.hasFocus, timeout=WAIT_MS)
     qtbot.keyClicks(panel.note_edit, "check")
     qtbot.keyClick(panel.note_edit, Qt.Key_Return)
     assert not panel.note_edit.hasFocus()

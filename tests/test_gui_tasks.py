@@ -13,7 +13,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
-from helpers import show_active
+from helpers import WAIT_MS, show_active
 from pairscope.app.gui import tasks
 from pairscope.app.gui.actions import show_statistics
 from pairscope.app.gui.controller import AnnotationController
@@ -69,7 +69,7 @@ def ticking():
 
 def labels_still_work(qtbot, window):
     window.windowHandle().requestActivate()  # offscreen, a closed dialog does not hand activation back
-    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5000)
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT_MS)
     qtbot.keyClick(window, Qt.Key_2)
     return window.controller.store.current_label(window.controller.current.item.id, "ann") is not None
 
@@ -86,7 +86,7 @@ def test_success_runs_on_the_gui_thread_with_the_result(qtbot, window, shown):
         results.append(result)
 
     BackgroundOp(window, work).success(done).run()
-    qtbot.waitUntil(lambda: bool(results), timeout=5000)
+    qtbot.waitUntil(lambda: bool(results), timeout=WAIT_MS)
     assert results == [42]
     assert called_on == [threading.main_thread()] and ran_on[0] is not threading.main_thread()
     assert not ran_on[0].is_alive() and not window.tasks.running() and not shown
@@ -102,20 +102,20 @@ def test_an_error_is_shown_in_a_critical_dialog_and_the_window_keeps_working(qtb
         boxes = [w for w in QApplication.topLevelWidgets() if isinstance(w, QMessageBox) and w.isVisible()]
         return boxes[0] if boxes else None
 
-    qtbot.waitUntil(lambda: dialog() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: dialog() is not None, timeout=WAIT_MS)
     box = dialog()
     assert box.icon() == QMessageBox.Critical and box.windowTitle() == "Export failed"
     assert "the folder /nowhere/out cannot be written" in box.text()
     assert "Traceback" in box.detailedText()
     box.button(QMessageBox.Ok).click()
-    qtbot.waitUntil(lambda: dialog() is None, timeout=5000)
+    qtbot.waitUntil(lambda: dialog() is None, timeout=WAIT_MS)
     assert labels_still_work(qtbot, window)
 
 
 def test_a_failure_callback_replaces_the_dialog(qtbot, window, shown):
     errors = []
     BackgroundOp(window, lambda task: 1 / 0).failure(errors.append).run()
-    qtbot.waitUntil(lambda: bool(errors), timeout=5000)
+    qtbot.waitUntil(lambda: bool(errors), timeout=WAIT_MS)
     assert isinstance(errors[0], ZeroDivisionError) and not shown
 
 
@@ -124,7 +124,7 @@ def test_an_error_inside_a_callback_is_not_dropped(qtbot, window, shown):
         raise KeyError("no such column")
 
     BackgroundOp(window, lambda task: 1, title="Statistics").success(bad_success).run()
-    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    qtbot.waitUntil(lambda: bool(shown), timeout=WAIT_MS)
     assert shown == [("Statistics failed", "KeyError: 'no such column'")]
     assert labels_still_work(qtbot, window)
 
@@ -147,7 +147,7 @@ def test_cancel_stops_a_long_op_and_leaves_no_thread(qtbot, window, shown):
     )
     assert started.wait(5) and op.running
     op.cancel()
-    qtbot.waitUntil(lambda: bool(outcome), timeout=5000)
+    qtbot.waitUntil(lambda: bool(outcome), timeout=WAIT_MS)
     assert outcome == ["cancelled"] and not shown
     assert not threads[0].is_alive() and threads[0] not in threading.enumerate()
     assert not window.tasks.running()
@@ -168,11 +168,11 @@ def test_progress_shows_in_a_bar_and_in_the_status_bar(qtbot, window, shown):
     BackgroundOp(window, steps).with_progress("Exporting…", bar=bar).success(done.append).run()
     BackgroundOp(window, steps).with_progress("Adding to collection…").run()
     indicator = window.tasks.indicator
-    qtbot.waitUntil(lambda: bar.value() == 1 and indicator.bar.value() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: bar.value() == 1 and indicator.bar.value() == 1, timeout=WAIT_MS)
     assert bar.maximum() == 3 and "Exporting…" in bar.format()
     assert indicator.isVisible() and indicator.label.text() == "Adding to collection…"
     release.set()
-    qtbot.waitUntil(lambda: bool(done) and not window.tasks.running(), timeout=5000)
+    qtbot.waitUntil(lambda: bool(done) and not window.tasks.running(), timeout=WAIT_MS)
     assert bar.isHidden() and indicator.isHidden()
 
 
@@ -185,9 +185,9 @@ def test_the_status_bar_cancel_button_cancels_the_op(qtbot, window, shown):
         task.check()
 
     BackgroundOp(window, forever).with_progress("Working…").cancelled(lambda: cancelled.append(1)).run()
-    qtbot.waitUntil(lambda: window.tasks.indicator.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: window.tasks.indicator.isVisible(), timeout=WAIT_MS)
     window.tasks.indicator.cancel.click()
-    qtbot.waitUntil(lambda: bool(cancelled), timeout=5000)
+    qtbot.waitUntil(lambda: bool(cancelled), timeout=WAIT_MS)
 
 
 def test_updates_reach_the_gui_thread_in_order_before_success(qtbot, window, shown):
@@ -204,7 +204,7 @@ def test_updates_reach_the_gui_thread_in_order_before_success(qtbot, window, sho
         .success(lambda r: seen.append((r, threading.current_thread())))
         .run()
     )
-    qtbot.waitUntil(lambda: len(seen) == 4, timeout=5000)
+    qtbot.waitUntil(lambda: len(seen) == 4, timeout=WAIT_MS)
     assert [w for w, _ in seen] == ["one", "two", "three", "end"]
     assert {t for _, t in seen} == {threading.main_thread()}
 
@@ -214,7 +214,7 @@ def test_a_lane_keeps_its_ops_on_one_thread_until_the_window_closes(qtbot, windo
     lane = window.tasks.lane("model", at_close=lambda: closed_on.append(threading.current_thread()))
     for n in range(3):
         BackgroundOp(window, lambda task, n=n: ran_on.append((n, threading.current_thread())), lane=lane).run()
-    qtbot.waitUntil(lambda: len(ran_on) == 3 and not window.tasks.running(), timeout=5000)
+    qtbot.waitUntil(lambda: len(ran_on) == 3 and not window.tasks.running(), timeout=WAIT_MS)
     assert [n for n, _ in ran_on] == [0, 1, 2] and len({t for _, t in ran_on}) == 1
     thread = ran_on[0][1]
     assert thread.is_alive() and thread is not threading.main_thread()  # kept for the next job
@@ -296,7 +296,7 @@ def test_a_cancelled_exception_is_no_error(qtbot, window, shown):
 
     ended = []
     BackgroundOp(window, stop).success(ended.append).run()
-    qtbot.waitUntil(lambda: not window.tasks.running(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.tasks.running(), timeout=WAIT_MS)
     qtbot.wait(20)
     assert not ended and not shown
 
@@ -306,7 +306,7 @@ def test_an_error_escaping_any_slot_is_shown(qtbot, window, shown, monkeypatch, 
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
     tasks.install_error_hook()
     QTimer.singleShot(0, lambda: {}["missing column"])
-    qtbot.waitUntil(lambda: bool(shown), timeout=5000)
+    qtbot.waitUntil(lambda: bool(shown), timeout=WAIT_MS)
     assert shown == [("PairScope error", "KeyError: 'missing column'")]
     assert "Traceback" in capsys.readouterr().err  # and still on stderr
     assert labels_still_work(qtbot, window)

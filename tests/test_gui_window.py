@@ -6,7 +6,7 @@ import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
 
-from helpers import show_active, write_jsonl
+from helpers import WAIT_MS, show_active, write_jsonl
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.importer import import_file
@@ -111,9 +111,9 @@ def test_resume_at_first_unlabeled(qtbot, project_path):
 
 def test_missing_media_is_explained(window, qtbot):
     window.table.select_row(2)
-    qtbot.waitUntil(lambda: "gone.png" in window.media.placeholder_text(), timeout=5000)
+    qtbot.waitUntil(lambda: "gone.png" in window.media.placeholder_text(), timeout=WAIT_MS)
     window.table.select_row(1)
-    qtbot.waitUntil(lambda: window.media.image_count() == 1, timeout=5000)
+    qtbot.waitUntil(lambda: window.media.image_count() == 1, timeout=WAIT_MS)
 
 
 def test_filter_and_search(window, qtbot):
@@ -123,7 +123,7 @@ def test_filter_and_search(window, qtbot):
     window.status.setCurrentIndex(0)
     qtbot.keyClick(window, Qt.Key_F, Qt.ControlModifier)
     qtbot.keyClicks(window.search, "wildvision_3")
-    qtbot.waitUntil(lambda: window.table.model().rowCount() == 1, timeout=2000)
+    qtbot.waitUntil(lambda: window.table.model().rowCount() == 1, timeout=WAIT_MS)
     assert window.controller.current.item.ext_id == "wildvision_3"
 
 
@@ -179,9 +179,9 @@ def test_hostile_and_broken_items_display_without_reading_files(qtbot, tmp_path,
 
     monkeypatch.setattr("builtins.open", spy)
     win = open_window(qtbot, path)
-    qtbot.waitUntil(lambda: "corrupt.jpg" in win.media.placeholder_text(), timeout=5000)
+    qtbot.waitUntil(lambda: "corrupt.jpg" in win.media.placeholder_text(), timeout=WAIT_MS)
     win.move(1)
-    qtbot.waitUntil(lambda: "huge.png" in win.media.placeholder_text(), timeout=5000)
+    qtbot.waitUntil(lambda: "huge.png" in win.media.placeholder_text(), timeout=WAIT_MS)
     assert "pixels" in win.media.placeholder_text()
     win.move(1)
     assert win.prompt.textFormat() == Qt.PlainText

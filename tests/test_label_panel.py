@@ -7,6 +7,7 @@ from PySide6.QtCore import QEvent, QPoint, Qt
 from PySide6.QtGui import QFocusEvent
 from PySide6.QtWidgets import QApplication
 
+from helpers import WAIT_MS
 from pairscope.app.records import DISCARD_REASONS, ERROR_KINDS, ErrorTag, LabelDraft
 from pairscope.widgets.label_panel import LabelPanel
 
@@ -201,7 +202,7 @@ def test_note_commits_after_a_pause_not_per_keystroke(qtbot):
     qtbot.keyClicks(panel.note_edit, "blurry frame")
     assert panel.draft().note == "blurry frame"  # visible at once through draft()
     assert emitted == []
-    qtbot.waitUntil(lambda: len(emitted) == 1, timeout=3000)
+    qtbot.waitUntil(lambda: len(emitted) == 1, timeout=WAIT_MS)
     qtbot.wait(50)
     assert emitted == [LabelDraft(note="blurry frame")]
 
@@ -413,7 +414,7 @@ def test_focus_goes_into_the_text_field_and_enter_or_esc_hand_it_back(qtbot, pan
     panel.typing_done.connect(lambda: done.append(True))
     panel.window().activateWindow()
     panel.toggle_error("other", focus=True)
-    qtbot.waitUntil(panel.other_note.hasFocus, timeout=2000)
+    qtbot.waitUntil(panel.other_note.hasFocus, timeout=WAIT_MS)
     qtbot.keyClicks(panel.other_note, "glare")
     qtbot.keyClick(panel.other_note, Qt.Key_Escape)
     assert done == [True] and emitted[-1].error_types == (ErrorTag("other", note="glare"),)

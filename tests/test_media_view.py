@@ -8,6 +8,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication, QLabel, QToolButton
 
+from helpers import WAIT_MS
 from pairscope.widgets.media_view import MediaView
 from pairscope.widgets.qimage import pil_to_qimage
 
@@ -203,7 +204,7 @@ def test_play_advances_and_stops_at_the_end(view, qtbot):
     source = show_video(view, n=5)
     view.toggle_play()
     assert view.is_playing()
-    qtbot.waitUntil(lambda: not view.is_playing(), timeout=2000)
+    qtbot.waitUntil(lambda: not view.is_playing(), timeout=WAIT_MS)
     assert view.current_frame() == 4 and source.calls == [0, 1, 2, 3, 4]
     view.toggle_play()  # from the end: starts over
     assert view.is_playing() and view.current_frame() == 0
@@ -214,7 +215,7 @@ def test_play_advances_and_stops_at_the_end(view, qtbot):
 def test_frame_source_error_is_shown(view, qtbot):
     show_video(view, n=5, source=Frames(fail_at=2))
     view.toggle_play()
-    qtbot.waitUntil(lambda: not view.is_playing(), timeout=2000)
+    qtbot.waitUntil(lambda: not view.is_playing(), timeout=WAIT_MS)
     assert view.current_frame() == 2
     assert "decoder gave up at frame 2" in view.placeholder_text() and placeholder(view).isVisible()
     view.step(+1)

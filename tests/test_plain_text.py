@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QMessageB
 
 import fake_backend  # noqa: F401  (registers "fake")
 from fake_backend import FakeBackend
-from helpers import show_active
+from helpers import WAIT_MS, show_active
 from pairscope.app.gui import actions, export_dialog, launch, stats_view
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
@@ -160,7 +160,7 @@ def hover(qtbot, widget: QWidget, pos: QPoint) -> QLabel:
     """What a mouse pause at ``pos`` shows: Qt's tooltip label."""
     QToolTip.hideText()
     QApplication.sendEvent(widget, QHelpEvent(QEvent.Type.ToolTip, pos, widget.mapToGlobal(pos)))
-    qtbot.waitUntil(lambda: tooltip_label() is not None and tooltip_label().text() != "", timeout=3000)
+    qtbot.waitUntil(lambda: tooltip_label() is not None and tooltip_label().text() != "", timeout=WAIT_MS)
     label = tooltip_label()
     assert label is not None
     return label
@@ -193,7 +193,7 @@ def test_every_widget_shows_hostile_dataset_text_as_text(window, qtbot, tall):
     problems = []
     for row in range(window.table.model().rowCount()):
         window.table.select_row(row)
-        qtbot.waitUntil(lambda: window.media.placeholder_text() != "Loading…", timeout=5000)
+        qtbot.waitUntil(lambda: window.media.placeholder_text() != "Loading…", timeout=WAIT_MS)
         problems += all_problems()
         for _ in range(1, window.media.image_count()):  # every image's caption and note
             window.media.next_image()
@@ -229,7 +229,7 @@ def test_hovering_hostile_text_loads_nothing(window, qtbot, tall):
     label = hover(qtbot, table.viewport(), rect.center())
     assert "&lt;img" in label.text() and inert(label.text())
     assert label.sizeHint().height() < 1000
-    qtbot.waitUntil(lambda: window.media.image_count() == 3, timeout=5000)
+    qtbot.waitUntil(lambda: window.media.image_count() == 3, timeout=WAIT_MS)
     window.media.next_image()  # the image shown, captioned with its hostile reference
     caption = window.media.findChild(QLabel, "media-caption")
     label = hover(qtbot, caption, caption.rect().center())

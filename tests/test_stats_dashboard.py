@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 import fake_backend  # noqa: F401  (registers "fake")
 from fake_backend import FakeBackend
+from helpers import WAIT_MS
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
@@ -98,7 +99,7 @@ def _view(qtbot, store):
 
 def _close(qtbot, view) -> None:
     view.close()
-    qtbot.waitUntil(lambda: not view._op.running, timeout=5000)
+    qtbot.waitUntil(lambda: not view._op.running, timeout=WAIT_MS)
 
 
 def _column(section, name: str) -> int:
