@@ -41,7 +41,10 @@ def test_orders_are_seeded_per_item_and_sample():
     assert a == sample_orders("x", 2, 5, False, seed=1)
     assert [s for s, _ in a] == [0, 1, 2, 3, 4]
     assert {o for _, o in sample_orders("x", 2, 40, False, seed=1)} == {(0, 1), (1, 0)}
-    assert a != sample_orders("x", 2, 5, False, seed=2) or a != sample_orders("y", 2, 5, False, seed=1)
+    # 40 samples of two orders: another seed, or another item, draws the same ones with p = 2^-40
+    forty = sample_orders("x", 2, 40, False, seed=1)
+    assert forty != sample_orders("x", 2, 40, False, seed=2)
+    assert forty != sample_orders("y", 2, 40, False, seed=1)
     both = sample_orders("x", 2, 3, True, seed=1)
     assert [s for s, _ in both] == [0, 1, 2, 3, 4, 5]
     assert all(both[2 * j + 1][1] == tuple(reversed(both[2 * j][1])) for j in range(3))

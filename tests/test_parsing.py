@@ -172,8 +172,25 @@ def test_pairwise_table(text, n, expected):
         assert verdict.span is not None
 
 
-def test_table_is_big_enough():
-    assert len(PAIRWISE) >= 30
+#: The verdict formats docs/JUDGE.md and DESIGN.md promise, each beside a near miss that must be
+#: refused (another answer number, a contradiction, a word that only looks like a verdict).
+DOCUMENTED_FORMATS = [
+    ("Overall Judgment: Answer 2 is better", (1, False), "Overall Judgment: Answer 3 is better"),
+    ("[[A]]", (0, False), "[[D]]"),
+    ("[[B]]", (1, False), "Overall Judgment: Answer 1 is better [[B]]"),
+    ("[[A>>B]]", (0, False), "[[D>>A]]"),
+    ("[[A=B]]", (None, True), "Overall Judgment: [[A=B]] and [[A>B]]"),
+    ("Overall Judgment: Tie", (None, True), "The man in the photo wears a red tie."),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "near_miss"), DOCUMENTED_FORMATS)
+def test_every_documented_format_reads_and_its_near_miss_is_refused(text, expected, near_miss):
+    verdict = parse_pairwise(text, 2)
+    assert (verdict.choice, verdict.tie, verdict.parsed) == (*expected, True)
+    assert any(text.lower() in p.values[0].lower() for p in PAIRWISE)  # and the table holds it in context
+    refused = parse_pairwise(near_miss, 2)
+    assert not refused.parsed, (near_miss, refused)
 
 
 @pytest.mark.parametrize(
