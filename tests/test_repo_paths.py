@@ -92,3 +92,75 @@ def test_a_planted_broken_reference_fails(tmp_path):
         "PLANTED.md:1: NOPE.md",  # as a link
         "PLANTED.md:1: NOPE.md",  # as a guide's name
     ]
+
+
+# -- docstrings and comments in the code -------------------------------------------------------
+
+#: A fully qualified name in the code's own text: ``pairscope.app.judge.votes.decide``.
+QUALIFIED = re.compile(r"\bpairscope(?:\.\w+)+")
+#: A short module reference in double back-quotes: ``app.judge.votes``, ``models.parsing``.
+SHORT = re.compile(r"``((?:app|models|widgets)(?:\.\w+)+)``")
+#: Modules that moved (git log --diff-filter=R): their old short names, named in any form.
+_GONE = "judge_cli|judge_results|stats_data|item_preview"
+GONE = re.compile(rf"\b((?:judging|{_GONE})\.\w+)|``({_GONE})``")
+
+
+def code_files() -> list[Path]:
+    """The production code (tests and benches name planted, made-up paths on purpose)."""
+    folders = ("app", "models", "widgets")
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+def defines(module: Path, name: str) -> bool:
+    """Whether ``module``'s source defines or imports ``name`` at some level (text only)."""
+    pattern = rf"^\s*(?:class|def|async def)\s+{name}\b|^\s*{name}\s*[:=]|\bimport\b.*\b{name}\b|\bas\s+{name}\b"
+    return bool(re.search(pattern, module.read_text(encoding="utf-8"), re.M))
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``pairscope.a.b.c`` names a package, a module, or a name a module defines
+    (nothing is imported: the folders are read as text)."""
+    parts = dotted.split(".")
+    if parts[0] != "pairscope":
+        return False
+    path = ROOT
+    for i, part in enumerate(parts[1:], start=1):
+        if (path / part / "__init__.py").is_file():
+            path = path / part
+        elif (path / f"{part}.py").is_file():
+            return i + 1 == len(parts) or defines(path / f"{part}.py", parts[i + 1])
+        else:
+            return defines(path / "__init__.py", part)
+    return True
+
+
+def stale_code_references(files) -> list[str]:
+    """Every path and module named in the code's docstrings and comments that does not exist."""
+    found = []
+    for file in files:
+        for lineno, line in enumerate(file.read_text(encoding="utf-8").splitlines(), 1):
+            refs = [m.group(1) for m in PATH.finditer(line) if not exists(m.group(1), file)]
+            refs += [q for q in QUALIFIED.findall(line) if not resolves(q.rstrip("."))]
+            refs += [s for s in SHORT.findall(line) if not resolves("pairscope." + s)]
+            refs += [dotted or bare for dotted, bare in GONE.findall(line)]
+            name = file.relative_to(ROOT) if file.is_relative_to(ROOT) else file.name
+            found += [f"{name}:{lineno}: {r}" for r in refs]
+    return found
+
+
+def test_every_module_and_path_the_code_names_exists():
+    assert stale_code_references(code_files()) == []
+
+
+def test_a_docstring_naming_a_moved_module_fails(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text(
+        '"""Decided by ``app.judge.votes`` (see app/judge/votes.py), not ``app.judging.vote``;\n'
+        "read by pairscope.app.store.Store and pairscope.app.nowhere.thing, or app/gone.py.\"\"\"\n"
+    )
+    assert stale_code_references([planted]) == [
+        "planted.py:1: app.judging.vote",
+        "planted.py:1: judging.vote",
+        "planted.py:2: app/gone.py",
+        "planted.py:2: pairscope.app.nowhere.thing",
+    ]

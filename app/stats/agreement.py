@@ -1,6 +1,6 @@
 """Inter-annotator agreement, judge↔human kappa and reference flip rate, as pure functions.
 
-``labels`` maps annotator → coded preference per item (see ``stats_data``: response index,
+``labels`` maps annotator → coded preference per item (see ``app.stats.data``: response index,
 ``TIE``, ``BOTH_BAD``, NaN = no label). Every statistic is nominal (categories unordered) and
 equals its reference implementation to floating-point rounding:
 

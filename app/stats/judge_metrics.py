@@ -443,9 +443,9 @@ def _position(run: RunData, both: bool) -> dict[str, Any]:
     ``first_position_preference``: share of samples with a response picked (judged ties have
     none) that picked the response shown first; 0.5 = no position bias.
     ``position_consistency``: both-orders runs, share of sample pairs with both orders parsed
-    whose two picks are the same (two judged ties count as the same, as in ``judging.vote``);
+    whose two picks are the same (two judged ties count as the same, as in ``app.judge.votes``);
     ``position_consistency_items``: share of items with such a pair whose every pair agrees
-    (``judge_results``' consistency).
+    (``app.judge.results``' consistency).
     """
     out: dict[str, Any] = {
         "position_consistency": None,

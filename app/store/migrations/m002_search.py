@@ -8,7 +8,7 @@ import sqlite3
 
 from ..schema_base import SchemaError, run_script
 
-# A current label's preference coded as in the statistics (``stats_data``): the response
+# A current label's preference coded as in the statistics (``app.stats.data``): the response
 # index, -1 tie, -2 both bad; discard, unrated and cleared labels state none.
 _PREFERENCE_CODE = "CASE outcome WHEN 'prefer' THEN preferred WHEN 'tie' THEN -1 WHEN 'both_bad' THEN -2 END"
 
@@ -26,7 +26,7 @@ def _refresh_judge_item(run: str, item: str) -> str:
     """Trigger body: recompute one (run, item) row of ``judge_items`` from its verdicts.
 
     The majority is the strict plurality of parsed samples that name a response (the rule
-    of ``judging.vote``). Votes per choice are packed as ``n·2^20 + c`` and ``n·2^20 - c``:
+    of ``app.judge.votes`` then). Votes per choice are packed as ``n·2^20 + c`` and ``n·2^20 - c``:
     the max of each gives the top count with its highest and its lowest choice, which are
     equal exactly when one response has the most votes.
     """
