@@ -9,6 +9,7 @@ from fake_backend import FakeBackend
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response, Step
+from pairscope.app.stats.data import load_stats_data
 from pairscope.app.stats.prm import aggregate, prm_report, step_run_metrics
 
 
@@ -50,7 +51,9 @@ def test_step_metrics_hand_worked(project):
     judge.calls = []
     session = JudgeSession(project, FakeBackend(script=judge), JudgeConfig(mode="step", batch_size=1))
     session.judge([project.item_id("s1"), project.item_id("s2")])
-    m = step_run_metrics(project, project.run(session.run.id), threshold=2)
+    data = load_stats_data(project)
+    [run] = [r for r in data.runs if r.run.id == session.run.id]
+    m = step_run_metrics(data, run, threshold=2)
     # marked steps (truth erroneous?, predicted erroneous?):
     # A: (F,F) (F,F) (F,T); B: (F,F) (T,T) (T,T); C: (T,F) (F,F) [neutral skipped]; D: (F,T) (T,T)
     # erroneous class: TP = 3 (B2, B3, D2), FP = 2 (A3, D1), FN = 1 (C1) → P 3/5, R 3/4, F1 2/3
@@ -68,7 +71,7 @@ def test_step_metrics_hand_worked(project):
     for how in ("min", "mean", "product", "last"):
         assert m["best_of_n"][how]["items"] == 1 and m["best_of_n"][how]["accuracy"] == 0.0
         assert m["best_of_n"][how]["random"] == pytest.approx(1 / 3)
-    report = prm_report(project)
+    report = prm_report(data)
     assert [r["run_id"] for r in report["runs"]] == [session.run.id]
 
 
@@ -89,8 +92,27 @@ def test_annotators_step_marks_agreement(project):
         position = {idx: pos for pos, idx in enumerate(order, start=1)}
         draft = LabelDraft(outcome="unrated", step_marks=tuple((position[r], s, c) for r, s, c in marks))
         session.save(s1, draft)
-    out = prm_report(project)["annotators"]
+    out = prm_report(load_stats_data(project))["annotators"]
     assert out["annotators"]["ann"]["vs_reference_accuracy"] == 1.0  # B is (True, False, False)
     assert out["annotators"]["ben"]["vs_reference_accuracy"] == pytest.approx(2 / 3)
     [pair] = out["pairs"]
     assert pair["steps"] == 3 and pair["agreement"] == pytest.approx(2 / 3)
+
+
+def test_step_figures_come_from_the_one_statistics_snapshot(project):
+    """The report's step section is computed from what load_stats_data read: with the
+    project closed afterwards, the same figures come out (no second read, no item by item)."""
+    from pairscope.app.stats.report import compute_stats
+
+    session = JudgeSession(
+        project, FakeBackend(script=lambda r: "Step 1: 5\nStep 2: 1\nStep 3: 2"), JudgeConfig(mode="step")
+    )
+    session.judge([project.item_id("s1")])
+    LabelingSession(project, "ann").save(
+        project.item_id("s1"), LabelDraft(outcome="unrated", step_marks=((1, 0, True),))
+    )
+    data = load_stats_data(project)
+    expected = compute_stats(project, data=data, bootstrap=10)["steps"]
+    project.close()
+    assert compute_stats(project, data=data, bootstrap=10)["steps"] == expected
+    assert expected["runs"][0]["responses"] == 3 and expected["annotators"]["annotators"]["ann"]["steps_marked"] == 1

@@ -33,6 +33,8 @@ class RunData:
     judged: np.ndarray
     scores: np.ndarray | None = None  # pointwise runs: the parsed score of each sample
     confidence: np.ndarray | None = None  # each sample's confidence (NaN: none); None: no sample has one
+    #: ``(item id, sample, scores JSON)`` of every parsed sample with scores, in sample order (step runs).
+    score_rows: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -52,6 +54,10 @@ class StatsData:
     image_tokens: np.ndarray | None = None  # "<image>" tokens in the prompt as written
     adjudicated: np.ndarray | None = None  # the response the newest adjudication prefers (NaN: none)
     error_kind_order: tuple[str, ...] = ()  # the project's label schema's error types, in order
+    #: (item id, response) → the dataset's mark of each step (True correct, False erroneous, None).
+    reference_steps: dict[tuple[int, int], tuple[bool | None, ...]] = field(default_factory=dict)
+    #: annotator → (item id, response, step) → the current label's mark (True: correct).
+    step_marks: dict[str, dict[tuple[int, int, int], bool]] = field(default_factory=dict)
 
 
 def _ints(column: str | None) -> np.ndarray:
@@ -114,7 +120,25 @@ def load_stats_data(store: Store) -> StatsData:
         _ints(rows.image_tokens_csv).astype(float),
         adjudicated,
         _error_kind_order(store),
+        _reference_steps(rows.reference_steps),
+        _step_marks(rows.step_marks, names),
     )
+
+
+def _reference_steps(rows: list[tuple[int, int, int, int | None]]) -> dict[tuple[int, int], tuple[bool | None, ...]]:
+    marks: dict[tuple[int, int], dict[int, bool | None]] = {}
+    for item_id, response, step, correct in rows:
+        marks.setdefault((item_id, response), {})[step] = None if correct is None else bool(correct)
+    return {key: tuple(by_step.get(k) for k in range(max(by_step) + 1)) for key, by_step in marks.items()}
+
+
+def _step_marks(rows: list[tuple[int, int, str]], names: dict[int, str]) -> dict[str, dict[tuple[int, int, int], bool]]:
+    out: dict[str, dict[tuple[int, int, int], bool]] = {}
+    for annotator_id, item_id, marks in sorted(rows, key=lambda row: row[0]):  # annotators in id order
+        mine = out.setdefault(names[annotator_id], {})
+        for response, step, correct in json.loads(marks):
+            mine[(item_id, response, step)] = bool(correct)
+    return out
 
 
 def _error_kind_order(store: Store) -> tuple[str, ...]:
@@ -160,4 +184,4 @@ def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:
             i = int(np.searchsorted(item_ids, item_id))
             if i < n and item_ids[i] == item_id and sample < samples:
                 confidence[i, sample] = value
-    return RunData(run, choices, first, parsed, judged, scores, confidence)
+    return RunData(run, choices, first, parsed, judged, scores, confidence, rows.scores)

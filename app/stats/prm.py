@@ -19,6 +19,7 @@ Definitions (VisualProcessBench / ProcessBench / ViLBench conventions):
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -27,7 +28,7 @@ import numpy as np
 from sklearn.metrics import cohen_kappa_score, f1_score
 
 from ..judge.modes import get_mode
-from ..store import RunRecord, Store
+from .data import RunData, StatsData
 from .judge_metrics import wilson_ci
 
 AGGREGATES = ("min", "mean", "product", "last")
@@ -39,19 +40,28 @@ def _first_error(marks: Iterable[bool | None]) -> int:
     return next((i for i, m in enumerate(marks) if m is False), -1)
 
 
-def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """PRM figures of one step run (the last sample of each response counts)."""
+def _step_scores(data: StatsData, run: RunData) -> dict[tuple[int, int], tuple]:
+    """(item id, response) → the step scores of the last judged sample that scored it."""
+    rows_of = {int(item_id): i for i, item_id in enumerate(data.item_ids)}
     scores: dict[tuple[int, int], tuple] = {}
-    for v in store.verdicts(run.id):
-        if v.error is None and v.parsed and v.scores:
-            scores[(v.item_id, v.order_shown[0])] = v.scores
-    items = {item_id: store.get_item(item_id) for item_id, _ in scores}
+    for item_id, sample, scores_json in run.score_rows:
+        i = rows_of.get(item_id)
+        if i is None or sample >= run.judged.shape[1] or not run.judged[i, sample]:
+            continue
+        given = tuple(json.loads(scores_json))
+        if given and not np.isnan(run.first_shown[i, sample]):
+            scores[(item_id, int(run.first_shown[i, sample]))] = given
+    return scores
+
+
+def step_run_metrics(data: StatsData, run: RunData, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
+    """PRM figures of one step run (the last sample of each response counts)."""
+    scores = _step_scores(data, run)
     truth: list[bool] = []
     predicted: list[bool] = []
     first_hits = {"all": [0, 0], "with_error": [0, 0], "without_error": [0, 0]}
     for (item_id, r), s in scores.items():
-        steps = items[item_id].responses[r].steps
-        marks = [st.correct for st in steps]
+        marks = list(data.reference_steps.get((item_id, r), ()))
         pred = [None if x is None else x <= threshold for x in s]
         for ref, p in zip(marks, pred):
             if ref is not None and p is not None:
@@ -63,8 +73,8 @@ def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_TH
                 first_hits[key][0] += hit
                 first_hits[key][1] += 1
     out: dict[str, Any] = {
-        "run_id": int(run.id),
-        "mode": run.mode,
+        "run_id": int(run.run.id),
+        "mode": run.run.mode,
         "threshold": threshold,
         "responses": len(scores),
         "steps": len(truth),
@@ -75,7 +85,7 @@ def step_run_metrics(store: Store, run: RunRecord, threshold: float = DEFAULT_TH
         out[name] = hit / n if n else None
         out[name + "_n"] = n
     out["first_error_accuracy_ci"] = wilson_ci(*first_hits["all"])
-    out["best_of_n"] = {agg: best_of_n_from_steps(store, scores, items, agg) for agg in AGGREGATES}
+    out["best_of_n"] = {agg: best_of_n_from_steps(data, scores, agg) for agg in AGGREGATES}
     return out
 
 
@@ -118,13 +128,14 @@ def aggregate(scores: Iterable[float | None], how: str, scale: float = 5.0) -> f
     raise ValueError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {how!r}")
 
 
-def best_of_n_from_steps(store: Store, scores, items, how: str) -> dict[str, Any]:
+def best_of_n_from_steps(data: StatsData, scores: dict[tuple[int, int], tuple], how: str) -> dict[str, Any]:
     """Best-of-N accuracy of the pick by aggregated step scores (see the module docstring)."""
+    rows_of = {int(item_id): i for i, item_id in enumerate(data.item_ids)}
     picks = []
-    for item_id, item in items.items():
-        n = len(item.responses)
-        best = item.reference.chosen
-        if n < 3 or best is None:
+    for item_id in dict.fromkeys(item_id for item_id, _ in scores):
+        i = rows_of[item_id]
+        n, best = int(data.n_responses[i]), data.ref_chosen[i]
+        if n < 3 or np.isnan(best):
             continue
         agg = [aggregate(scores.get((item_id, r), ()), how) for r in range(n)]
         known = [a for a in agg if a is not None]
@@ -132,7 +143,7 @@ def best_of_n_from_steps(store: Store, scores, items, how: str) -> dict[str, Any
             continue
         top = max(known)
         winners = [r for r, a in enumerate(agg) if a == top]
-        picks.append((winners[0] if len(winners) == 1 else None, best, n))
+        picks.append((winners[0] if len(winners) == 1 else None, int(best), n))
     return best_of_n_summary(picks)
 
 
@@ -164,22 +175,16 @@ def best_of_n_summary(picks: list[tuple[int | None, int, int]]) -> dict[str, Any
     }
 
 
-def annotator_step_agreement(store: Store) -> dict[str, Any]:
+def annotator_step_agreement(data: StatsData) -> dict[str, Any]:
     """Annotators' current step marks: accuracy against the dataset's marks per annotator, and
     Cohen's kappa between each pair on the steps both marked."""
-    marks: dict[str, dict[tuple[int, int, int], bool]] = {}
-    for name in store.annotators():
-        for item_id, label in store.current_labels(name).items():
-            for r, step, correct in label.step_marks:
-                marks.setdefault(name, {})[(item_id, r, step)] = bool(correct)
+    marks = data.step_marks
     out: dict[str, Any] = {"annotators": {}, "pairs": []}
-    items: dict[int, Any] = {}
     for name, mine in marks.items():
         hit = n = 0
         for (item_id, r, step), correct in mine.items():
-            item = items.get(item_id) or items.setdefault(item_id, store.get_item(item_id))
-            steps = item.responses[r].steps if r < len(item.responses) else ()
-            ref = steps[step].correct if step < len(steps) else None
+            steps = data.reference_steps.get((item_id, r), ())
+            ref = steps[step] if step < len(steps) else None
             if ref is not None:
                 n += 1
                 hit += ref == correct
@@ -209,12 +214,13 @@ def annotator_step_agreement(store: Store) -> dict[str, Any]:
 
 
 def prm_report(
-    store: Store, threshold: float = DEFAULT_THRESHOLD, runs: list[RunRecord] | None = None
+    data: StatsData, threshold: float = DEFAULT_THRESHOLD, runs: list[RunData] | None = None
 ) -> dict[str, Any]:
-    """Step metrics of every step run (or of these runs), and annotators' step-mark agreement."""
+    """Step metrics of every step run (or of these runs), and annotators' step-mark agreement,
+    from the statistics' one snapshot (:func:`app.stats.data.load_stats_data`)."""
     metrics = [
-        step_run_metrics(store, r, threshold)
-        for r in (store.runs() if runs is None else runs)
-        if not get_mode(r.mode).votes_on_preference
+        step_run_metrics(data, r, threshold)
+        for r in (data.runs if runs is None else runs)
+        if not get_mode(r.run.mode).votes_on_preference
     ]
-    return {"threshold": threshold, "runs": metrics, "annotators": annotator_step_agreement(store)}
+    return {"threshold": threshold, "runs": metrics, "annotators": annotator_step_agreement(data)}

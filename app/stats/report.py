@@ -49,7 +49,7 @@ def compute_stats(
         "annotator_accuracy": {
             name: ties_accuracy(labels, data.ref_chosen, ~np.isnan(labels)) for name, labels in data.labels.items()
         },
-        "steps": prm_report(store, runs=[r.run for r in runs]),
+        "steps": prm_report(data, runs=runs),
         "calibration": calibration_report(data, runs),
     }
 

@@ -30,6 +30,12 @@ _CURRENT_ADJUDICATIONS = (
     " ORDER BY created_at, label_rowid"
 )
 
+# The step marks of current labels (the JSON stays in SQLite for labels that mark none).
+_CURRENT_STEP_MARKS = (
+    "SELECT lc.annotator_id, lc.item_id, l.step_marks FROM label_current lc JOIN labels l ON l.rowid = lc.label_rowid"
+    " WHERE lc.kind = 'label' AND lc.outcome != 'cleared' AND l.step_marks != '[]'"
+)
+
 # first shown = the first number of the JSON order list, cut out in SQL
 _RUN_VERDICTS = (
     "SELECT group_concat(item_id), group_concat(sample_idx), group_concat(coalesce(choice, -1)),"
@@ -77,6 +83,10 @@ class StatsRows:
     image_tokens_csv: str | None = None  # "<image>" tokens in the prompt as written, per item
     #: ``(item id, preferred response)`` of each item whose newest current adjudication prefers one.
     adjudicated: list[tuple[int, int]] = field(default_factory=list)
+    #: ``(item id, response, step, reference mark: 1 correct, 0 erroneous, None)`` of every step.
+    reference_steps: list[tuple[int, int, int, int | None]] = field(default_factory=list)
+    #: ``(annotator id, item id, step marks JSON)`` of the current labels that mark steps.
+    step_marks: list[tuple[int, int, str]] = field(default_factory=list)
 
 
 class StatsMixin(JudgeMixin, SnapshotMixin):
@@ -107,6 +117,8 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             l_items, l_annotators, l_codes = self.query(_CURRENT_LABELS)[0]
             adjudications = self.query(_CURRENT_ADJUDICATIONS)
             runs = [self._run_verdict_rows(run) for run in self.runs()]
+            reference_steps = self.query("SELECT item_id, response_idx, idx, ref_correct FROM steps")
+            step_marks = self.query(_CURRENT_STEP_MARKS)
         return StatsRows(
             ids,
             n_resp,
@@ -126,12 +138,15 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             [r[2] for r in text_rows],
             ",".join(str(r[3]) for r in text_rows) or None,
             _newest_adjudications(adjudications),
+            reference_steps,
+            step_marks,
         )
 
     def _run_verdict_rows(self, run: RunRecord) -> RunVerdictRows:
         columns = tuple(self.query(_RUN_VERDICTS, (run.id,))[0])
         scores = self.query(
-            "SELECT item_id, sample_idx, scores FROM verdicts WHERE run_id = ? AND parsed = 1 AND scores IS NOT NULL",
+            "SELECT item_id, sample_idx, scores FROM verdicts WHERE run_id = ? AND parsed = 1 AND scores IS NOT NULL"
+            " ORDER BY item_id, sample_idx",
             (run.id,),
         )
         confidences = self.query(
