@@ -8,12 +8,14 @@ Nothing here imports torch: backends import it lazily when they load a model.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from PIL import Image
+if TYPE_CHECKING:  # the command line builds options records without loading Pillow
+    from PIL import Image
 
 
 class JudgeError(Exception):
@@ -76,34 +78,91 @@ class JudgeBackend(Protocol):
         """Free the model (GPU memory)."""
 
 
-BackendFactory = Callable[..., JudgeBackend]
+class BackendOptions(Protocol):
+    """A backend's options record (models/options.py): a frozen dataclass naming its backend."""
+
+    backend: ClassVar[str]
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+#: A backend's options record in, the backend out: what the registry holds (each backend's
+#: constructor) and what :func:`open_backend` is.
+BackendFactory = Callable[[Any], JudgeBackend]
 BACKENDS: dict[str, BackendFactory] = {}
+OPTIONS: dict[str, type[BackendOptions]] = {}  # backend name → its options record type
 
 
-def register_backend(name: str):
-    """Decorator: make a backend factory available under ``name``."""
+class OptionError(JudgeError):
+    """An option a backend does not know, or a required one not given (``missing``)."""
+
+    def __init__(self, backend: str, option: str, known: tuple[str, ...], missing: bool = False) -> None:
+        self.backend, self.option, self.known, self.missing = backend, option, known, missing
+        what = "needs the option" if missing else "has no option"
+        super().__init__(f"the {backend} judge backend {what} {option!r} (its options: {', '.join(known)})")
+
+
+def register_backend(options: type[BackendOptions]):
+    """Decorator: make a backend, built from an ``options`` record, available under ``options.backend``."""
+    name = options.backend
 
     def wrap(factory: BackendFactory) -> BackendFactory:
         if name in BACKENDS:
             raise ValueError(f"judge backend {name!r} registered twice")
-        BACKENDS[name] = factory
+        BACKENDS[name], OPTIONS[name] = factory, options
         return factory
 
     return wrap
 
 
-def create_backend(name: str, **options: Any) -> JudgeBackend:
-    """Build a registered backend (``transformers``, ``openai``, …); ``JudgeError`` for unknown names."""
+def option_names(record: type[BackendOptions]) -> tuple[str, ...]:
+    """The options of a record type, in its order."""
+    return tuple(f.name for f in dataclasses.fields(record))
+
+
+def option_defaults(record: type[BackendOptions]) -> dict[str, Any]:
+    """The options of a record type that have a default, with it."""
+    return {f.name: f.default for f in dataclasses.fields(record) if f.default is not dataclasses.MISSING}
+
+
+def options_type(name: str) -> type[BackendOptions]:
+    """The options record type of backend ``name``; ``JudgeError`` for unknown names."""
+    if name not in OPTIONS:
+        _load_builtin_backends()
+    try:
+        return OPTIONS[name]
+    except KeyError:
+        raise JudgeError(f"unknown judge backend {name!r}; known: {', '.join(sorted(OPTIONS))}") from None
+
+
+def backend_options(name: str, **choices: Any) -> Any:
+    """Backend ``name``'s options record from ``choices``, its defaults for the rest;
+    :class:`OptionError` for an option it does not know or a required one missing."""
+    record = options_type(name)
+    known = option_names(record)
+    for option in choices:
+        if option not in known:
+            raise OptionError(name, option, known)
+    for f in dataclasses.fields(record):
+        if f.name not in choices and f.default is dataclasses.MISSING:
+            raise OptionError(name, f.name, known, missing=True)
+    return record(**choices)
+
+
+def open_backend(options: BackendOptions) -> JudgeBackend:
+    """The backend an options record describes (``JudgeError`` when its extra is not installed)."""
+    missing = missing_extra(options.backend)
+    if missing:
+        raise JudgeError(missing)
+    options_type(options.backend)
+    return BACKENDS[options.backend](options)
+
+
+def create_backend(name: str, **choices: Any) -> JudgeBackend:
+    """Build a registered backend (``transformers``, ``openai``, …) from keyword options."""
     missing = missing_extra(name)
     if missing:
         raise JudgeError(missing)
-    if name not in BACKENDS:
-        _load_builtin_backends()
-    try:
-        factory = BACKENDS[name]
-    except KeyError:
-        raise JudgeError(f"unknown judge backend {name!r}; known: {', '.join(sorted(BACKENDS))}") from None
-    return factory(**options)
+    return open_backend(backend_options(name, **choices))
 
 
 #: What each built-in backend needs beyond the base (annotator) install, and the extra that

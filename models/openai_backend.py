@@ -7,12 +7,18 @@ very pixels the session prepared (its ``IMAGE_MAX_SIZE`` / ``FRAME_MAX_SIZE`` ru
 before any backend sees an image), then the prompt text. ``media_sent`` records those sizes.
 The server may resize further inside its own processor; PairScope cannot see that.
 
-Every request streams (``stream: true``), so a set ``cancel`` event closes the connection
-within a token. ``concurrency`` requests are in flight at once (one semaphore per backend,
-shared by every call). A 408/409/425/429/5xx answer, a timeout, a refused or dropped
-connection and a stream that ends without a finish reason are retried with exponential
-backoff and jitter (``Retry-After`` honoured, up to ``max_backoff_s``), at most ``retries``
-times; any failure left becomes ``Generation.error``, never an exception, so the session
+Every request streams (``stream: true``) and is bounded (``models/http_bounds.py``): the
+whole attempt, connect to last byte, within ``timeout`` seconds of wall clock however slowly
+the server trickles; a set ``cancel`` event (or ``close()``) ends it within a tenth of a second
+whatever the server does; at most :attr:`OpenAIBackend.max_answer_bytes` of answer (one line at
+most ``max_line_bytes``), ``max_error_bytes`` of an error body and ``max_models_bytes`` of the
+model list are read, counted after any ``Content-Encoding`` is undone (``identity`` is asked
+for). ``concurrency`` requests are in flight at once (one semaphore per backend, shared by
+every call). A 408/409/425/429/5xx answer, a timeout, a refused or dropped connection and a
+stream that ends without a finish reason are retried with exponential backoff and jitter
+(``Retry-After`` honoured, up to ``max_backoff_s``), at most ``retries`` times, each attempt
+with its own deadline; a malformed or oversized answer (``models/openai_answer.py``) is not
+retried. Any failure left becomes ``Generation.error``, never an exception, so the session
 stores it per sample and a rerun retries it.
 
 Log-probabilities (``logprobs`` + ``top_logprobs``) are asked for; a server that rejects a
@@ -23,7 +29,9 @@ verdict's confidence from (none returned: no confidence, shown as n/a).
 
 The API key is read from the environment variable named by ``api_key_env`` when the backend
 is created and is only ever placed in the ``Authorization`` header: never in ``describe()``,
-an error message, or anything the project stores.
+an error message, or anything the project stores. A server that echoes it (in an error body,
+the answer's text, a model name) has it replaced by ``[redacted]`` before anything it said
+is returned, raised or shown, as has any credential in the endpoint URL.
 
 The run's model identity (``weights_hash``) covers the served model name and what the
 server's own ``/v1/models`` entry says stands behind it (``root``, ``parent``: vLLM and SGLang
@@ -36,6 +44,7 @@ identity: hosted APIs rotate fingerprints, and a run must still resume.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import io
 import json
@@ -50,7 +59,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from . import http_bounds as bounds
 from .base import Generation, JudgeError, JudgeRequest, register_backend
+from .http_bounds import Redactor
+from .openai_answer import Answer, CutOff, ServerError, error_message, read_answer
+from .openai_answer import token_logprobs as token_logprobs  # re-exported: its home was here
+from .options import OpenAIOptions
 
 RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 #: Request fields the backend drops (once, then for good) when a server rejects them.
@@ -125,104 +139,58 @@ def _retry_after(headers: Any) -> float | None:
         return None  # an HTTP date: fall back to our own backoff
 
 
-def _error_message(body: bytes) -> str:
-    """The server's own words from an error body (OpenAI ``{"error": {"message"}}``,
-    FastAPI ``{"detail"}``), shortened."""
-    text = body.decode("utf-8", "replace").strip()
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return text[:300] or "(empty answer)"
-    if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error is not None:
-            return str(error)[:300]
-    return text[:300]
+def _plain(value: Any, redact: Redactor) -> Any:
+    """A ``/v1/models`` field as recorded: text (redacted; past 300 characters its start and
+    a hash of the whole), a number or a boolean; anything else (objects, lists) None."""
+    if isinstance(value, str):
+        value = bounds.storable(redact(value))
+        if len(value) > 300:
+            digest = hashlib.sha256(value.encode()).hexdigest()
+            value = f"{value[:200]}… ({len(value)} characters, sha256:{digest})"
+        return value
+    if isinstance(value, (bool, int, float)):
+        return value
+    return None
 
 
-def token_logprobs(entries: Any) -> list[dict[str, Any]]:
-    """OpenAI's ``choices[i].logprobs.content`` (a list of ``{token, logprob, top_logprobs}``)
-    as stored: ``[{"token", "logprob", "top": [{"token", "logprob"}, ...]}, ...]``."""
-    out = []
-    for entry in entries or ():
-        if not isinstance(entry, dict) or "token" not in entry:
-            continue
-        top = [
-            {"token": str(t.get("token", "")), "logprob": _logprob(t.get("logprob", 0.0))}
-            for t in entry.get("top_logprobs") or ()
-            if isinstance(t, dict)
-        ]
-        out.append({"token": str(entry["token"]), "logprob": _logprob(entry.get("logprob", 0.0)), "top": top})
-    return out
-
-
-def _logprob(value: Any) -> float:
-    """A server's log-probability as a float; ``null`` or garbage (some servers send them for
-    probabilities that underflow) is −∞, i.e. probability 0."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return float("-inf")
-
-
-@register_backend("openai")
+@register_backend(OpenAIOptions)
 class OpenAIBackend:
-    """A judge served over HTTP. ``endpoint``: the server's base URL; ``model``: the served
-    model name (``model_path`` is accepted as an alias, so the CLI's ``--model`` works for
-    both backends); ``api_key_env``: the *name* of the environment variable holding the key
-    (None: no key); ``concurrency``: requests in flight; ``timeout``: seconds per request
-    (connect, each read, and the whole streamed answer); ``retries``: extra attempts after a
-    retryable failure; ``backoff_s``/``max_backoff_s``: the first and the largest wait."""
+    """A judge served over HTTP, built from its :class:`~pairscope.models.options.OpenAIOptions`."""
 
     name = "openai"
+    #: What one request may read, counted after any Content-Encoding is undone (tests lower
+    #: them): a streamed answer (a legitimate one is ~1 KB per token with 5 top log-probs),
+    #: one line of it, an error body (its first 300 characters are shown), the model list.
+    max_answer_bytes = 16 << 20
+    max_line_bytes = 1 << 20
+    max_error_bytes = 64 << 10
+    max_models_bytes = 8 << 20
 
-    def __init__(
-        self,
-        endpoint: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        concurrency: int = 8,
-        timeout: float = 120.0,
-        retries: int = 4,
-        backoff_s: float = 0.5,
-        max_backoff_s: float = 30.0,
-        logprobs: bool = True,
-        top_logprobs: int = 5,
-        model_path: str | None = None,
-        **_ignored: Any,  # options meant for other backends (device, batch_size, …)
-    ) -> None:
+    def __init__(self, options: OpenAIOptions) -> None:
         try:
             import httpx  # imported here: labeling never pays for it
         except ImportError:
             raise JudgeError("the openai judge backend needs httpx: pip install 'pairscope[endpoint]'") from None
 
-        model = model or model_path
-        if not model:
-            raise JudgeError("no served model name given: pass the name the server serves (vLLM --served-model-name)")
-        if concurrency < 1:
-            raise JudgeError("concurrency must be at least 1")
-        if retries < 0:
-            raise JudgeError("retries must be 0 or more")
-        if timeout <= 0:
-            raise JudgeError("timeout must be positive")
-        self.base_url = normalize_endpoint(endpoint or "")
-        self.model = str(model)
-        self.api_key_env = api_key_env or None
+        self.options = options
+        concurrency = options.concurrency  # checked by the record, as every option is
+        self.base_url = normalize_endpoint(options.endpoint)
+        self.model = str(options.model)
+        self.api_key_env = options.api_key_env or None
         self.concurrency = concurrency
-        self.timeout = float(timeout)
-        self.retries = retries
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.top_logprobs = top_logprobs
-        self._dropped: set[str] = set() if logprobs else {"logprobs", "top_logprobs"}
+        self.timeout = float(options.timeout)
+        self.retries = options.retries
+        self.backoff_s = options.backoff_s
+        self.max_backoff_s = options.max_backoff_s
+        self.top_logprobs = options.top_logprobs
+        self._dropped: set[str] = set() if options.logprobs else {"logprobs", "top_logprobs"}
         self._slots = threading.BoundedSemaphore(concurrency)
         self._lock = threading.Lock()
+        self._closing = threading.Event()  # set by close(): every request in flight ends
         self._encoded: OrderedDict[int, tuple[weakref.ref, str]] = OrderedDict()
         self.system_fingerprint: str | None = None
         self.reported_model: str | None = None
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "Accept-Encoding": "identity"}
         if self.api_key_env:
             key = os.environ.get(self.api_key_env, "")
             if not key.strip():
@@ -232,12 +200,14 @@ class OpenAIBackend:
                 )
             headers["Authorization"] = f"Bearer {key.strip()}"
         self._httpx = httpx
-        self._client: Any = httpx.Client(
-            base_url=self.base_url + "/",
-            headers=headers,
-            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-            limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
-            follow_redirects=False,
+        self._client: Any = bounds.bound_client(  # wall-clock deadlines and cancel, per read
+            httpx.Client(
+                base_url=self.base_url + "/",
+                headers=headers,
+                timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+                limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+                follow_redirects=False,
+            )
         )
         try:
             self.server_model = self._probe()
@@ -250,40 +220,70 @@ class OpenAIBackend:
 
     # -- the server ---------------------------------------------------------------------------
 
+    @functools.cached_property
+    def _redact(self) -> Redactor:
+        """Removes this client's secrets (the key, credentials in the URL) from server text."""
+        return Redactor.for_request(self._client.headers.get("authorization"), self.base_url)
+
     def _probe(self) -> dict[str, Any] | None:
         """``GET /models``: checks the endpoint answers and the key is accepted, and returns
-        the stable fields of the entry for our model (None where the server lists none)."""
+        the stable fields of the entry for our model (None where the server lists none).
+        Bounded like a chat request: ``timeout`` seconds of wall clock an attempt, at most
+        ``max_models_bytes`` read (a longer list is an error: its fields enter the run's
+        identity), ``max_error_bytes`` of an error."""
         httpx = self._httpx
-        last = ""
-        for attempt in range(min(self.retries, 2) + 1):
+        redact = self._redact
+        tries = min(self.retries, 2) + 1
+        last, answered = "", False
+        for attempt in range(tries):
+            wait: float | None = None
+            answered = False
             try:
-                response = self._client.get("models")
+                with bounds.guarded(time.monotonic() + self.timeout, (self._closing,)):
+                    with self._client.stream("GET", "models") as response:
+                        status, headers = response.status_code, response.headers
+                        if status == 200:
+                            body = bounds.read_all(response, self.max_models_bytes, "the server's model list")
+                        else:
+                            body = bounds.read_prefix(response, self.max_error_bytes)
+            except bounds.TooLarge as exc:
+                raise JudgeError(f"{public_endpoint(self.base_url)}: {exc}") from None
+            except bounds.Malformed:
+                return None  # a list in an encoding we do not read: as good as none
+            except bounds.Interrupted as exc:
+                if exc.reason == "cancelled":
+                    raise JudgeError("the judge endpoint was closed while connecting") from None
+                last = f"no complete answer within {self.timeout:g} s"
             except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                if attempt < min(self.retries, 2):
-                    time.sleep(self._backoff(attempt, None))
-                continue
-            if response.status_code in (401, 403):
-                hint = f"check ${self.api_key_env}" if self.api_key_env else "pass --api-key-env VAR"
-                raise JudgeError(
-                    f"{public_endpoint(self.base_url)} refused the API key (HTTP {response.status_code}:"
-                    f" {_error_message(response.content)}): {hint}"
-                )
-            if response.status_code in RETRY_STATUS and attempt < min(self.retries, 2):
-                last = f"HTTP {response.status_code}"
-                time.sleep(self._backoff(attempt, _retry_after(response.headers)))
-                continue
-            if response.status_code != 200:
-                return None  # no model list here: the identity is the served name alone
-            try:
-                data = response.json().get("data") or []
-            except (ValueError, AttributeError):
-                return None
-            for entry in data:
-                if isinstance(entry, dict) and entry.get("id") == self.model:
-                    return {k: entry[k] for k in SERVER_FIELDS if entry.get(k) is not None}
-            return None
+                last = redact(f"{type(exc).__name__}: {exc}")
+            else:
+                if status in (401, 403):
+                    hint = f"check ${self.api_key_env}" if self.api_key_env else "pass --api-key-env VAR"
+                    raise JudgeError(
+                        f"{public_endpoint(self.base_url)} refused the API key (HTTP {status}:"
+                        f" {error_message(body, redact)}): {hint}"
+                    )
+                if status not in RETRY_STATUS:
+                    return self._model_entry(body) if status == 200 else None  # no list: the name alone
+                last, wait, answered = f"HTTP {status}", _retry_after(headers), True
+            if attempt + 1 < tries:
+                time.sleep(self._backoff(attempt, wait))
+        if answered:
+            return None  # a model list that keeps failing is no list (as before); chat requests retry
         raise JudgeError(f"cannot reach the judge endpoint {public_endpoint(self.base_url)}: {last}")
+
+    def _model_entry(self, body: bytes) -> dict[str, Any] | None:
+        """The stable fields of our model's entry in a ``/v1/models`` body, bounded."""
+        try:
+            data = bounds.loads(self._redact(body.decode("utf-8", "replace")), "the model list")
+        except bounds.Malformed:
+            return None
+        entries = data.get("data") if isinstance(data, dict) else None
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, dict) and entry.get("id") == self.model:
+                fields = {k: _plain(entry.get(k), self._redact) for k in SERVER_FIELDS}
+                return {k: v for k, v in fields.items() if v is not None}
+        return None
 
     def _backoff(self, attempt: int, server_wait: float | None) -> float:
         """Exponential backoff with jitter: half the step fixed, half random."""
@@ -370,8 +370,10 @@ class OpenAIBackend:
         stops: Sequence[threading.Event],
         on_text: Callable[[str], None] | None = None,
     ) -> Generation:
-        """One request with its retries; every failure becomes ``Generation.error``."""
+        """One request with its retries; every failure becomes ``Generation.error`` (an
+        exception raised by ``on_text`` excepted: it propagates)."""
         started = time.perf_counter()
+        stops = (*stops, self._closing)
         media = self._media(request)
         seed = request.seed if request.temperature > 0 else None
         try:
@@ -380,11 +382,16 @@ class OpenAIBackend:
             return Generation(text="", error=f"media: cannot encode an image: {exc}", media_sent=media)
         attempt = 0
         delivered = [False]
+        raised: list[BaseException] = []  # by on_text: not the server's doing, so not a sample error
 
         def emit(chunk: str) -> None:
             delivered[0] = True
             if on_text is not None:
-                on_text(chunk)
+                try:
+                    on_text(chunk)
+                except BaseException as exc:
+                    raised.append(exc)
+                    raise
 
         while True:
             if any(e.is_set() for e in stops):
@@ -409,6 +416,13 @@ class OpenAIBackend:
                         text="", cancelled=True, media_sent=media, latency_s=time.perf_counter() - started
                     )
                 continue
+            except (bounds.Malformed, bounds.TooLarge) as exc:
+                return self._failed(str(exc), media, started)  # the same answer again: not retried
+            except Exception as exc:
+                if raised and exc is raised[0]:
+                    raise
+                # Whatever else a server's answer provoked is still that sample's error.
+                return self._failed(f"unreadable answer ({type(exc).__name__}: {exc})", media, started)
             text, tokens_in, tokens_out, cancelled, logprobs, served = result
             sent = dict(media)
             if served:
@@ -426,81 +440,53 @@ class OpenAIBackend:
                 logprobs=logprobs or None,
             )
 
-    @staticmethod
-    def _failed(reason: str, media: dict[str, Any], started: float) -> Generation:
-        return Generation(text="", error=reason, media_sent=dict(media), latency_s=time.perf_counter() - started)
+    def _failed(self, reason: str, media: dict[str, Any], started: float) -> Generation:
+        error = bounds.storable(bounds.short(self._redact(reason), 1000))
+        return Generation(text="", error=error, media_sent=dict(media), latency_s=time.perf_counter() - started)
 
     def _stream(
         self, body: dict[str, Any], stops: Sequence[threading.Event], emit: Callable[[str], None]
     ) -> tuple[str, int, int, bool, list[dict[str, Any]], dict[str, Any]]:
-        """One streamed attempt: (text, tokens in, tokens out, cancelled, logprobs, served_by)."""
+        """One streamed attempt: (text, tokens in, tokens out, cancelled, logprobs, served_by).
+        Connect to last byte within ``timeout`` seconds of wall clock, the stops looked at
+        every ``bounds.POLL_S`` while waiting on the server; at most ``max_error_bytes`` of an
+        error body read."""
         httpx = self._httpx
-        deadline = time.monotonic() + self.timeout
-        parts: list[str] = []
-        logprobs: list[dict[str, Any]] = []
-        usage: dict[str, Any] = {}
-        served: dict[str, Any] = {}
-        finished = False
-        deltas = 0
+        client = self._client
+        answer = Answer(self._redact)
+        live = self._redact.live(emit)  # text shown as it comes, a possible secret held back
         try:
-            with self._client.stream("POST", "chat/completions", json=body) as response:
-                if response.status_code != 200:
-                    response.read()
-                    message = _error_message(response.content)
-                    if response.status_code in RETRY_STATUS or response.status_code >= 500:
-                        raise _Retryable(f"HTTP {response.status_code}: {message}", _retry_after(response.headers))
-                    raise _Rejected(response.status_code, message)
-                for line in response.iter_lines():
-                    if any(e.is_set() for e in stops):
-                        return "".join(parts), usage.get("prompt_tokens", 0) or 0, deltas, True, logprobs, served
-                    if time.monotonic() > deadline:
-                        raise _Retryable(f"timed out after {self.timeout:g} s")
-                    if not line.startswith("data:"):
-                        continue
-                    payload = line[5:].strip()
-                    if payload == "[DONE]":
-                        finished = True
-                        break
-                    try:
-                        chunk = json.loads(payload)
-                    except ValueError:
-                        raise _Retryable(f"unreadable stream chunk: {payload[:80]!r}") from None
-                    if not isinstance(chunk, dict):
-                        continue
-                    if chunk.get("error"):
-                        error = chunk["error"]
-                        message = error.get("message", error) if isinstance(error, dict) else error
-                        raise _Retryable(f"server error mid-stream: {str(message)[:200]}")
-                    if chunk.get("usage"):
-                        usage = chunk["usage"]
-                    for key in ("model", "system_fingerprint"):
-                        if chunk.get(key):
-                            served[key] = chunk[key]
-                    for choice in chunk.get("choices") or ():
-                        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-                            continue
-                        delta = choice.get("delta") or {}
-                        text = delta.get("content") if isinstance(delta, dict) else None
-                        if text:
-                            parts.append(text)
-                            deltas += 1
-                            emit(text)
-                        if isinstance(choice.get("logprobs"), dict):
-                            logprobs += token_logprobs(choice["logprobs"].get("content"))
-                        if choice.get("finish_reason"):
-                            finished = True
+            with bounds.guarded(time.monotonic() + self.timeout, stops):
+                if client is None:
+                    raise bounds.Interrupted("cancelled")  # closed between attempts
+                with client.stream("POST", "chat/completions", json=body) as response:
+                    status = response.status_code
+                    if status != 200:
+                        message = error_message(bounds.read_prefix(response, self.max_error_bytes), self._redact)
+                        if status in RETRY_STATUS or status >= 500:
+                            raise _Retryable(f"HTTP {status}: {message}", _retry_after(response.headers))
+                        raise _Rejected(status, message)
+                    read_answer(response, answer, live, stops, self.max_answer_bytes, self.max_line_bytes)
+        except bounds.Interrupted as exc:
+            if exc.reason != "cancelled":
+                raise _Retryable(f"timed out after {self.timeout:g} s") from None
+            _, tokens_in, tokens_out, logprobs, served = answer.result(require_choice=False)
+            return bounds.storable(live.shown()), tokens_in, tokens_out, True, logprobs, served
+        except (ServerError, CutOff) as exc:
+            raise _Retryable(str(exc)) from None
         except httpx.TimeoutException as exc:
             raise _Retryable(f"timed out ({type(exc).__name__}) after {self.timeout:g} s") from None
         except httpx.TransportError as exc:
             raise _Retryable(f"connection failed: {type(exc).__name__}: {exc}") from None
-        if not finished:
+        if not answer.finished:
             raise _Retryable("the connection closed before the answer ended")
+        text, tokens_in, tokens_out, logprobs, served = answer.result()
+        live.flush()
         if served:
             with self._lock:
                 self.system_fingerprint = served.get("system_fingerprint") or self.system_fingerprint
                 self.reported_model = served.get("model") or self.reported_model
-        tokens_out = int(usage.get("completion_tokens") or 0) or len(logprobs) or deltas
-        return "".join(parts), int(usage.get("prompt_tokens") or 0), tokens_out, False, logprobs, served
+        return text, tokens_in, tokens_out, False, logprobs, served
 
     # -- the JudgeBackend protocol ------------------------------------------------------------
 
@@ -563,9 +549,19 @@ class OpenAIBackend:
             raise JudgeError("the judge endpoint was closed; connect again")
 
     def close(self) -> None:
+        """End every request in flight (within ``bounds.POLL_S``, whatever the server does),
+        give them up to 2 s to let go of their connections, then close them all."""
+        self._closing.set()
+        held, until = 0, time.monotonic() + 2.0
+        while held < self.concurrency and self._slots.acquire(timeout=max(0.0, until - time.monotonic())):
+            held += 1
         client, self._client = self._client, None
-        if client is not None:
-            client.close()
+        try:
+            if client is not None:
+                client.close()
+        finally:
+            for _ in range(held):
+                self._slots.release()
         with self._lock:
             self._encoded.clear()
 

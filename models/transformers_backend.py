@@ -35,8 +35,8 @@ from typing import Any
 
 from . import _hf_utils as hf
 from .base import Generation, JudgeError, JudgeRequest, register_backend
+from .options import TransformersOptions
 
-VIDEO_MODES = ("auto", "native", "frames")
 #: Tokens of context decoded before each token, so its string keeps its leading space.
 _DECODE_CONTEXT = 4
 OOM_ADVICE = "the judge ran out of memory: lower the batch size, use dtype bfloat16/float16, or send fewer frames"
@@ -103,40 +103,26 @@ class _LogprobRecorder:
         )
 
 
-@register_backend("transformers")
+@register_backend(TransformersOptions)
 class TransformersBackend:
-    """A judge model from a local folder. ``device``: ``auto`` (CUDA when available, else CPU),
-    ``cpu``, ``cuda``, ``cuda:N``; ``dtype``: ``auto`` (bfloat16 on CUDA, float32 on CPU),
-    ``bfloat16``, ``float16``, ``float32``; ``video_mode``: ``native`` sends video frames as a
-    video (needs a processor with a video processor), ``frames`` as separate images, ``auto``
-    picks native where possible. ``latency_s`` of a batched generation is the batch's time."""
+    """A judge model from a local folder, built from its
+    :class:`~pairscope.models.options.TransformersOptions`. ``latency_s`` of a batched
+    generation is the batch's time."""
 
     name = "transformers"
 
-    def __init__(
-        self,
-        model_path: str,
-        device: str = "auto",
-        dtype: str = "auto",
-        trust_remote_code: bool = False,
-        batch_size: int = 8,
-        video_mode: str = "auto",
-        top_logprobs: int = 5,
-    ) -> None:
-        if video_mode not in VIDEO_MODES:
-            raise JudgeError(f"unknown video_mode {video_mode!r}; use one of {', '.join(VIDEO_MODES)}")
-        if batch_size < 1:
-            raise JudgeError("batch_size must be at least 1")
-        self.folder, config = hf.check_model_folder(model_path)
+    def __init__(self, options: TransformersOptions) -> None:
+        self.options = options
+        self.folder, config = hf.check_model_folder(options.model)
         self.model_type = str(config.get("model_type", ""))
-        self.batch_size = batch_size
-        self.top_logprobs = max(0, int(top_logprobs))
+        self.batch_size = options.batch_size
+        self.top_logprobs = max(0, int(options.top_logprobs))
         self._token_text: dict[int, str] = {}
         self.weights_hash = hf.weights_hash(self.folder)
         self.model: Any = None
         self.processor: Any = None
         os.environ["HF_HUB_OFFLINE"] = "1"
-        self._load(device, dtype, trust_remote_code, video_mode)
+        self._load(options.device, options.dtype, options.trust_remote_code, options.video_mode)
 
     # -- loading ---------------------------------------------------------------------------
 
