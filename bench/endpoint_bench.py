@@ -75,7 +75,7 @@ def main() -> None:
     ]
     med = statistics.median
 
-    local = create_backend("transformers", model_path=str(folder), device="cpu", batch_size=args.batch)
+    local = create_backend("transformers", model=str(folder), device="cpu", batch_size=args.batch)
     local.generate(requests[:2])  # warm-up
     in_process = [timed(local, requests) for _ in range(args.runs)]
     local.batch_size = 1

@@ -130,7 +130,7 @@ def main() -> None:
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.gpu:
         folder = build_7b_shaped(args.workdir / "qwen2.5-vl-7b-shaped")
-        backend = create_backend("transformers", model_path=str(folder), device="cuda", dtype="bfloat16")
+        backend = create_backend("transformers", model=str(folder), device="cuda", dtype="bfloat16")
         runs = 1
     else:
         from tiny_models import build_tiny_qwen2_vl
@@ -138,7 +138,7 @@ def main() -> None:
         folder = args.workdir / "tiny-qwen2-vl"
         if not (folder / "config.json").exists():
             build_tiny_qwen2_vl(folder)
-        backend = create_backend("transformers", model_path=str(folder), device="cpu")
+        backend = create_backend("transformers", model=str(folder), device="cpu")
         runs = args.runs
     requests = synthetic_requests(items, tokens)
     seq_requests = requests[: args.seq_items] if args.gpu else requests

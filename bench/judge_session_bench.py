@@ -83,7 +83,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         model = build_tiny_qwen2_vl(folder / "model")
-        backend = create_backend("transformers", model_path=str(model), device="cpu", batch_size=8)
+        backend = create_backend("transformers", model=str(model), device="cpu", batch_size=8)
         common = dict(max_new_tokens=args.tokens, batch_size=8)
         timed(backend, folder, 4, **common)  # warm-up
         rows = {

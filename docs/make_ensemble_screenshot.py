@@ -30,7 +30,6 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from fake_backend import FakeBackend  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
-from pairscope.app.gui.actions import show_ensemble  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
 from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
@@ -105,7 +104,7 @@ def main() -> None:
     window = MainWindow(AnnotationController(Store.open(project), "ann"), settings)
     window.resize(1500, 900)
     window.show()
-    dialog = show_ensemble(window)
+    dialog = window.shortcuts.show_ensemble()
     dialog.apply_to_window()
     window.table.select_row(window.controller.row_of(target))
     window.review_dock.show()

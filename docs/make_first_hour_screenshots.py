@@ -30,7 +30,6 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from pairscope.app.cli import main as cli  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
-from pairscope.app.gui.actions import handlers  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
 from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
@@ -152,10 +151,10 @@ def main() -> None:
     settle(app)
     w.grab().save(str(DOCS / "screenshot-docks.png"))
 
-    handlers(w)["export"]()
+    w.shortcuts.show_export()
     settle(app)
-    w.export_dialog.grab().save(str(DOCS / "screenshot-export-dialog.png"))
-    w.export_dialog.close()
+    w.shortcuts.export_dialog.grab().save(str(DOCS / "screenshot-export-dialog.png"))
+    w.shortcuts.export_dialog.close()
     w.close()
 
     schema, guide = work / "schema.toml", work / "guidelines.md"
@@ -163,7 +162,7 @@ def main() -> None:
     guide.write_text(GUIDELINES)
     assert cli(["schema", "--db", str(project), "set", str(schema), "--guidelines", str(guide)]) == 0
     w = window(app, project, work, item="mathverse_demo_01")
-    actions = handlers(w)
+    actions = w.shortcuts.handlers()
     actions["error_misread_value"]()
     actions["guidelines"]()
     settle(app)

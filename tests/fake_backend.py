@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
 
 from pairscope.models.base import BACKENDS, Generation, JudgeRequest, register_backend
 
@@ -68,5 +70,13 @@ class FakeBackend:
         self.closed = True
 
 
+@dataclass(frozen=True)
+class FakeOptions:
+    """The fake backend's options record (``--backend fake`` on the command line)."""
+
+    backend: ClassVar[str] = "fake"
+    model: str = "fake-model"
+
+
 if "fake" not in BACKENDS:
-    register_backend("fake")(FakeBackend)
+    register_backend(FakeOptions)(lambda options: FakeBackend(options.model))

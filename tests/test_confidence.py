@@ -146,7 +146,7 @@ def test_sample_confidence_by_mode():
 def tiny_judge(tmp_path_factory):
     folder = tiny_models.build_tiny_qwen2_vl(tmp_path_factory.mktemp("models") / "tiny-qwen2-vl")
     judge = create_backend(
-        "transformers", model_path=str(folder), device="cpu", top_logprobs=tiny_models.VOCAB_SIZE, batch_size=2
+        "transformers", model=str(folder), device="cpu", top_logprobs=tiny_models.VOCAB_SIZE, batch_size=2
     )
     yield judge
     judge.close()
@@ -216,7 +216,7 @@ def test_transformers_logprobs_and_confidence_equal_a_forward_pass(tiny_judge):
 
 def test_logprobs_can_be_turned_off(tmp_path):
     folder = tiny_models.build_tiny_llava(tmp_path / "tiny-llava")
-    judge = create_backend("transformers", model_path=str(folder), device="cpu", top_logprobs=0)
+    judge = create_backend("transformers", model=str(folder), device="cpu", top_logprobs=0)
     try:
         gen = judge.generate([JudgeRequest(prompt="Answer 1 or Answer 2?", max_new_tokens=4)])[0]
         assert gen.error is None and gen.logprobs is None and judge.describe()["logprobs"] is False

@@ -216,10 +216,10 @@ def test_choosing_a_judge_without_its_extra_names_the_command(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "torch", None)  # find_spec: not installed
     with pytest.raises(JudgeError, match=re.escape("pip install 'pairscope[judge]'")):
-        create_backend("transformers", model_path=str(ROOT))
+        create_backend("transformers", model=str(ROOT))
     monkeypatch.setitem(sys.modules, "httpx", None)
     with pytest.raises(JudgeError, match=re.escape("pip install 'pairscope[endpoint]'")):
-        create_backend("openai", model_path="m", endpoint="http://127.0.0.1:9/v1")
+        create_backend("openai", model="m", endpoint="http://127.0.0.1:9/v1")
 
 
 # -- the base install runs ------------------------------------------------------------------

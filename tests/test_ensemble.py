@@ -213,14 +213,13 @@ def test_review_data_lists_every_judge_side_by_side(project):
 
 
 def test_window_review_panel_and_ensemble_dialog(qtbot, project):
-    from pairscope.app.gui.actions import show_ensemble
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
 
     path, runs = project
     window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
-    assert window.actions_by_name["ensemble"].shortcut().toString() == "Ctrl+Shift+M"
-    dialog = show_ensemble(window)
+    assert window.shortcuts.actions["ensemble"].shortcut().toString() == "Ctrl+Shift+M"
+    dialog = window.shortcuts.show_ensemble()
     qtbot.addWidget(dialog)
     assert dialog.chosen() == [runs["A"], runs["B"], runs["C"]]
     # read off the GUI thread: the dialog says so and offers no stale hard set meanwhile
@@ -241,13 +240,12 @@ def test_window_review_panel_and_ensemble_dialog(qtbot, project):
 
 
 def test_ensemble_dialog_keeps_only_the_result_for_the_runs_ticked_last(qtbot, project):
-    from pairscope.app.gui.actions import show_ensemble
     from pairscope.app.gui.controller import AnnotationController
     from pairscope.app.gui.main_window import MainWindow
 
     path, runs = project
     window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
-    dialog = show_ensemble(window)
+    dialog = window.shortcuts.show_ensemble()
     qtbot.addWidget(dialog)
     for row in (2, 1):  # untick C, then B, before the first read ends
         dialog.runs.item(row).setCheckState(Qt.CheckState.Unchecked)

@@ -216,8 +216,8 @@ def test_file_menu_comes_first_with_mnemonics_and_quit(qtbot, project_path):
     assert titles[0] == "&File" and all("&" in t for t in titles)
     letters = [t[t.index("&") + 1].lower() for t in titles]
     assert len(set(letters)) == len(letters)  # every Alt+letter opens one menu
-    assert window.file_actions["quit"].shortcut().toString() == "Ctrl+Q"
-    window.file_actions["quit"].trigger()
+    assert window.file_menu.actions["quit"].shortcut().toString() == "Ctrl+Q"
+    window.file_menu.actions["quit"].trigger()
     assert not window.isVisible()
 
 
@@ -229,7 +229,7 @@ def test_opening_a_non_project_says_so_in_a_dialog(qtbot, project_path, tmp_path
     target = {"folder": tmp_path, "text file": tmp_path / "notes.txt", "missing": tmp_path / "gone.pairscope"}[what]
     if what == "text file":
         target.write_text("not a database\n" * 100)
-    assert file_menu.open_window(window, target, "ann") is None
+    assert window.file_menu.open_project(target, "ann") is None
     assert shown and str(target.name) in shown[0]
     assert window.isVisible()  # this project stays open
     press(qtbot, Qt.Key.Key_1)
@@ -239,7 +239,7 @@ def test_opening_a_non_project_says_so_in_a_dialog(qtbot, project_path, tmp_path
 def test_opening_another_project_and_switching_annotator(qtbot, project_path, tmp_path, settings):
     other = make_project(tmp_path / "other.pairscope", n=3)
     window = open_window(qtbot, project_path, settings)
-    successor = file_menu.open_window(window, other, "bob")
+    successor = window.file_menu.open_project(other, "bob")
     qtbot.addWidget(successor)
     assert not window.isVisible() and successor.controller.path == other
     assert successor.controller.annotator == "bob" and successor.table.model().rowCount() == 3
@@ -252,9 +252,9 @@ def test_import_a_dataset_from_the_file_menu(qtbot, project_path, tmp_path):
     rows.append({"id": "broken"})  # a problem the dialog must list with file:line
     data = write_jsonl(tmp_path / "more.jsonl", rows)
     window = open_window(qtbot, project_path)
-    file_menu.import_dataset(window, data)
-    qtbot.waitUntil(lambda: hasattr(window, "import_result"), timeout=10000)
-    box = window.import_result
+    window.file_menu.import_dataset(data)
+    qtbot.waitUntil(lambda: window.file_menu.import_result is not None, timeout=10000)
+    box = window.file_menu.import_result
     text = box.text() + box.detailedText()
     if "added" in box.text():
         assert "3 added" in box.text() and window.table.model().rowCount() == 9
@@ -293,10 +293,10 @@ def test_import_dialog_text_is_inert(qtbot, project_path, tmp_path):
         tmp_path / "<b>bold<b>.jsonl", [{"id": "x", "query": "Q", "response": ["a", "b"], "human_ranking": [0, 1]}]
     )
     window = open_window(qtbot, project_path)
-    file_menu.import_dataset(window, data)
-    qtbot.waitUntil(lambda: hasattr(window, "import_result"), timeout=10000)
-    assert "&lt;b&gt;bold&lt;b&gt;" in window.import_result.text()
-    window.import_result.close()
+    window.file_menu.import_dataset(data)
+    qtbot.waitUntil(lambda: window.file_menu.import_result is not None, timeout=10000)
+    assert "&lt;b&gt;bold&lt;b&gt;" in window.file_menu.import_result.text()
+    window.file_menu.import_result.close()
 
 
 def test_the_judge_panel_names_the_items_confidence(tmp_path):

@@ -67,7 +67,7 @@ def show_dialog(qtbot, window):
     from PySide6.QtCore import Qt
 
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
-    return window.export_dialog
+    return window.shortcuts.export_dialog
 
 
 def choose(combo, text):

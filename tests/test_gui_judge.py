@@ -30,7 +30,7 @@ def open_window(qtbot, path, factory):
 
 
 def test_judge_item_streams_and_shows_verdict_beside_labels(qtbot, project_path):
-    window = open_window(qtbot, project_path, lambda name, **kw: FakeBackend(**kw))
+    window = open_window(qtbot, project_path, lambda options: FakeBackend(options.model))
     qtbot.keyClick(window, Qt.Key_J, Qt.ControlModifier)
     assert window.judge.isVisible()
     window.judge.panel.model.setText("fake-model")
@@ -61,7 +61,7 @@ def test_cancel_mid_stream_keeps_the_window_working(qtbot, project_path):
         release.wait(5)
         return prefer_marker()(request)
 
-    window = open_window(qtbot, project_path, lambda name, **kw: FakeBackend(script=slow_script, **kw))
+    window = open_window(qtbot, project_path, lambda options: FakeBackend(options.model, script=slow_script))
     window.judge.show()
     window.judge.panel.model.setText("fake-model")
     window.judge.panel.k.setValue(5)
@@ -77,7 +77,7 @@ def test_cancel_mid_stream_keeps_the_window_working(qtbot, project_path):
 
 def test_model_errors_are_reported_in_the_panel(qtbot, project_path, tmp_path):
     window = open_window(qtbot, project_path, None)
-    window.judge.worker._factory = __import__("pairscope.models.base", fromlist=["create_backend"]).create_backend
+    window.judge.worker._factory = __import__("pairscope.models.base", fromlist=["open_backend"]).open_backend
     window.judge.show()
     window.judge.panel.model.setText(str(tmp_path / "no-such-model"))
     with qtbot.waitSignal(window.judge.worker.failed, timeout=10000):
@@ -88,7 +88,7 @@ def test_model_errors_are_reported_in_the_panel(qtbot, project_path, tmp_path):
 
 
 def test_judge_all_shows_progress_and_summary(qtbot, project_path):
-    window = open_window(qtbot, project_path, lambda name, **kw: FakeBackend(**kw))
+    window = open_window(qtbot, project_path, lambda options: FakeBackend(options.model))
     window.judge.show()
     window.judge.panel.model.setText("fake-model")
     with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
@@ -112,9 +112,9 @@ def test_the_model_stays_loaded_on_one_thread_between_jobs(qtbot, project_path):
         def close(self):
             closed_on.append(threading.current_thread())
 
-    def factory(name, **kw):
+    def factory(options):
         made.append(threading.current_thread())
-        return Recording(**kw)
+        return Recording(options.model)
 
     window = open_window(qtbot, project_path, factory)
     window.judge.show()
@@ -138,7 +138,7 @@ def test_a_judge_bug_is_reported_in_the_panel_not_lost(qtbot, project_path):
         def generate_stream(self, request, on_text, cancel=None):
             raise IndexError("token 7 out of range")
 
-    window = open_window(qtbot, project_path, lambda name, **kw: Broken(**kw))
+    window = open_window(qtbot, project_path, lambda options: Broken(options.model))
     window.judge.show()
     window.judge.panel.model.setText("fake-model")
     with qtbot.waitSignal(window.judge.worker.failed, timeout=10000):

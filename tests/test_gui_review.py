@@ -100,7 +100,7 @@ def test_export_from_the_window_asks_before_writing_into_a_full_folder(qtbot, tm
         staticmethod(lambda *a, **k: asked.append(1) or export_dialog.QMessageBox.No),
     )
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
-    dialog = window.export_dialog
+    dialog = window.shortcuts.export_dialog
     dialog.folder.setText(str(out))
     dialog.source.setCurrentIndex(dialog.source.findData("reference"))  # nobody labeled: the dataset's
     dialog.run()

@@ -117,13 +117,13 @@ def test_the_panel_and_cheat_sheet_offer_the_projects_schema(window):
     assert "existence" not in panel.error_boxes
     hints = [label.text() for label in panel.findChildren(type(panel._footer)) if label.property("role") == "hint"]
     assert "Q / W" in hints and "Ctrl+1 / Ctrl+7 / Ctrl+6" in hints and "Alt+1" in hints
-    window.actions_by_name["cheat_sheet"].trigger()
-    rows = window.cheat_sheet.rows()
+    window.shortcuts.actions["cheat_sheet"].trigger()
+    rows = window.shortcuts.cheat_sheet.rows()
     assert ("Error type", "Ctrl+1", "Error: a value read off the chart is wrong") in rows
     assert any(keys == "Q" and text == "Weakly" for _, keys, text in rows)
     assert not any("existence" in text or keys == "Ctrl+2" for _, keys, text in rows)
-    assert "Chart QA (version 2)" in window.cheat_sheet.note.text()
-    window.cheat_sheet.close()
+    assert "Chart QA (version 2)" in window.shortcuts.cheat_sheet.note.text()
+    window.shortcuts.cheat_sheet.close()
 
 
 def test_schema_keys_label_an_item_under_the_schema_version(window, qtbot):
@@ -194,7 +194,7 @@ def test_hints_follow_the_item(window):
 
 def test_guidelines_show_markdown_safely(window, qtbot):
     assert guidelines_dock(window) is None
-    window.actions_by_name["guidelines"].trigger()
+    window.shortcuts.actions["guidelines"].trigger()
     dock = guidelines_dock(window)
     assert dock is not None and dock.isVisible()
     panel = dock.widget()
@@ -206,5 +206,5 @@ def test_guidelines_show_markdown_safely(window, qtbot):
     assert "Chart QA" in panel.title.text() and "version 2" in panel.title.text()
     html = panel.body.document().toHtml()
     assert "<img" not in html.replace("&lt;img", "")
-    window.actions_by_name["guidelines"].trigger()
+    window.shortcuts.actions["guidelines"].trigger()
     assert not dock.isVisible()

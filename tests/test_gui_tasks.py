@@ -15,7 +15,6 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QProgressBar
 
 from helpers import WAIT_MS, show_active
 from pairscope.app.gui import tasks
-from pairscope.app.gui.actions import show_statistics
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.gui.tasks import BackgroundOp, Cancelled
@@ -245,7 +244,7 @@ def test_statistics_are_computed_off_the_gui_thread(qtbot, window, shown):
     store = window.controller.store
     timer, ticks = ticking()
     with store.transaction():  # the computation waits for the store; the GUI must not
-        view = show_statistics(window)
+        view = window.shortcuts.show_statistics()
         qtbot.wait(200)
         assert ticks and view.report is None and "Computing" in view.status.text()
         assert view.progress.isVisible()
@@ -258,7 +257,7 @@ def test_statistics_are_computed_off_the_gui_thread(qtbot, window, shown):
 def test_closing_statistics_while_computing_does_not_block(qtbot, window, shown):
     store = window.controller.store
     with store.transaction():
-        view = show_statistics(window)
+        view = window.shortcuts.show_statistics()
         qtbot.wait(50)
         start = time.monotonic()
         view.close()
@@ -270,7 +269,7 @@ def test_closing_statistics_while_computing_does_not_block(qtbot, window, shown)
 def test_statistics_report_folder_is_written_in_the_background(qtbot, window, shown, tmp_path, monkeypatch):
     from pairscope.app.gui import stats_view
 
-    view = show_statistics(window)
+    view = window.shortcuts.show_statistics()
     qtbot.waitUntil(lambda: view.report is not None, timeout=30000)
     chosen = str(tmp_path / "r")
     monkeypatch.setattr(stats_view.QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: chosen))

@@ -130,8 +130,8 @@ def test_filter_and_search(window, qtbot):
 def test_cheat_sheet_lists_every_shortcut(window, qtbot):
     from pairscope.app.keymap import KEYMAP
 
-    window.actions_by_name["cheat_sheet"].trigger()
-    rows = window.cheat_sheet.rows()
+    window.shortcuts.actions["cheat_sheet"].trigger()
+    rows = window.shortcuts.cheat_sheet.rows()
     assert len(rows) == len(KEYMAP)
     assert any(keys == "T" and "Tie" in text for _, keys, text in rows)
 

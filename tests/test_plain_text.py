@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QAbstractItemView, QApplication, QLabel, QMessageB
 import fake_backend  # noqa: F401  (registers "fake")
 from fake_backend import FakeBackend
 from helpers import WAIT_MS, show_active
-from pairscope.app.gui import actions, export_dialog, launch, stats_view
+from pairscope.app.gui import export_dialog, launch, stats_view
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
@@ -185,11 +185,11 @@ def test_every_widget_shows_hostile_dataset_text_as_text(window, qtbot, tall):
     assert "link</a>" in window.review.text.toPlainText()  # the labels' notes and the judge's words
     window.toggle_judge()
     assert window.judge.panel.result.text()
-    window.judge.worker._factory = lambda name, **kw: FakeBackend(script=lambda r: h, **kw)
+    window.judge.worker._factory = lambda options: FakeBackend(options.model, script=lambda r: h)
     window.judge.panel.model.setText(h)
     with qtbot.waitSignal(window.judge.worker.finished, timeout=10000):
         window.judge.judge_current()
-    actions.show_cheat_sheet(window)
+    window.shortcuts.show_cheat_sheet()
     problems = []
     for row in range(window.table.model().rowCount()):
         window.table.select_row(row)
@@ -281,7 +281,7 @@ def test_stats_and_export_messages_are_plain(window, qtbot, tmp_path, monkeypatc
     bad = tmp_path / "<img src=x>&lt;"
     bad.mkdir()
     monkeypatch.setattr(stats_view.QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(bad)))
-    view = actions.show_statistics(window)
+    view = window.shortcuts.show_statistics()
     qtbot.waitUntil(lambda: view.report is not None, timeout=30000)
     view._write_report()
     qtbot.waitUntil(lambda: view.status.text().startswith(("Wrote", "Could")), timeout=30000)
@@ -291,7 +291,7 @@ def test_stats_and_export_messages_are_plain(window, qtbot, tmp_path, monkeypatc
     asked = []
     no = export_dialog.QMessageBox.StandardButton.No
     monkeypatch.setattr(export_dialog.QMessageBox, "question", staticmethod(lambda *a, **k: asked.append(a[2]) or no))
-    dialog = actions.show_export(window)
+    dialog = window.shortcuts.show_export()
     dialog.folder.setText(str(bad))  # not empty: the dialog asks first
     dialog.run()
     assert asked and inert(asked[0]) and "&lt;img src=x&gt;&amp;lt;" in asked[0]

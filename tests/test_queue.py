@@ -207,11 +207,11 @@ def current_ext(window):
 def test_u_in_the_window_follows_the_chosen_order(qtbot, project, tmp_path):
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = open_window(qtbot, project, settings)
-    assert window.queue_actions["id"].isChecked()
+    assert window.shortcuts.queue_actions["id"].isChecked()
     assert current_ext(window) == "q1"  # the first item ann has not labeled
     press(qtbot, Qt.Key.Key_U)
     assert current_ext(window) == "q2"  # id order, as before
-    window.queue_actions["judges_disagree"].trigger()
+    window.shortcuts.queue_actions["judges_disagree"].trigger()
     # The queue is q3, q8, q2, q5; q2 (current, not labeled) is in it: U walks on from there.
     press(qtbot, Qt.Key.Key_U)
     assert current_ext(window) == "q5"
@@ -227,9 +227,9 @@ def test_u_in_the_window_follows_the_chosen_order(qtbot, project, tmp_path):
     window.close()
 
     again = open_window(qtbot, project, settings)  # remembered for this project
-    assert again.queue_actions["judges_disagree"].isChecked()
+    assert again.shortcuts.queue_actions["judges_disagree"].isChecked()
     assert again.controller.queue_order == "judges_disagree"
-    again.queue_actions["annotators_disagree"].trigger()
+    again.shortcuts.queue_actions["annotators_disagree"].trigger()
     press(qtbot, Qt.Key.Key_U)
     assert current_ext(again) == "q6"
     assert "annotators split 1–1–1 (bob, cat, dan)" in again.statusBar().currentMessage()
@@ -247,7 +247,7 @@ def test_u_falls_back_to_id_order_and_says_why(qtbot, tmp_path):
         )
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     window = open_window(qtbot, path, settings)
-    window.queue_actions["judges_disagree"].trigger()
+    window.shortcuts.queue_actions["judges_disagree"].trigger()
     press(qtbot, Qt.Key.Key_U)
     assert current_ext(window) == "p1"
     assert "needs two or more judge runs" in window.statusBar().currentMessage()

@@ -1,7 +1,7 @@
 """The transformers judge backend, through the real loading path, on tiny random models.
 
 The models are built from config by ``tests/tiny_models.py`` and saved to disk, then loaded
-with ``create_backend("transformers", model_path=...)`` exactly as a user's model would be.
+with ``create_backend("transformers", model=...)`` exactly as a user's model would be.
 They emit nonsense: these tests check mechanics (loading, batching, video, streaming,
 cancellation, errors), never judgement quality.
 """
@@ -38,8 +38,8 @@ def tiny_llava(tmp_path_factory):
 def judges(tiny_qwen2_vl, tiny_llava):
     """One loaded backend per family, shared by this module's tests."""
     loaded = {
-        "qwen2_vl": create_backend("transformers", model_path=str(tiny_qwen2_vl), device="cpu"),
-        "llava": create_backend("transformers", model_path=str(tiny_llava), device="cpu", batch_size=4),
+        "qwen2_vl": create_backend("transformers", model=str(tiny_qwen2_vl), device="cpu"),
+        "llava": create_backend("transformers", model=str(tiny_llava), device="cpu", batch_size=4),
     }
     yield loaded
     for backend in loaded.values():
@@ -81,18 +81,18 @@ def test_importing_the_backend_loads_neither_torch_nor_transformers():
 
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(JudgeError, match="no model folder at .*nowhere"):
-        create_backend("transformers", model_path=str(tmp_path / "nowhere"))
+        create_backend("transformers", model=str(tmp_path / "nowhere"))
 
 
 def test_folder_without_config_is_a_clear_error(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"not really weights")
     with pytest.raises(JudgeError, match="has no config.json"):
-        create_backend("transformers", model_path=str(tmp_path))
+        create_backend("transformers", model=str(tmp_path))
 
 
 def test_unknown_video_mode_is_rejected(tmp_path):
     with pytest.raises(JudgeError, match="video_mode"):
-        create_backend("transformers", model_path=str(tmp_path), video_mode="sideways")
+        create_backend("transformers", model=str(tmp_path), video_mode="sideways")
 
 
 def test_weights_hash_covers_the_index_and_the_weight_files(tmp_path):
@@ -121,7 +121,7 @@ def tiny_gpt2(tmp_path_factory):
 @pytest.mark.slow
 def test_text_only_model_is_a_clear_error(tiny_gpt2):
     with pytest.raises(JudgeError, match=r"is a gpt2 model, not a vision-language model PairScope can use"):
-        create_backend("transformers", model_path=str(tiny_gpt2))
+        create_backend("transformers", model=str(tiny_gpt2))
 
 
 @pytest.mark.slow
@@ -131,7 +131,7 @@ def test_cuda_requested_without_cuda_is_a_clear_error(tiny_llava):
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     with pytest.raises(JudgeError, match="CUDA is not available"):
-        create_backend("transformers", model_path=str(tiny_llava), device="cuda")
+        create_backend("transformers", model=str(tiny_llava), device="cuda")
 
 
 # -- generation ------------------------------------------------------------------------------
@@ -369,7 +369,7 @@ def test_describe_records_a_stable_weights_hash(judges, tiny_llava, tmp_path):
     assert d["device"] == "cpu" and d["dtype"] == "float32"
     assert d["weights_hash"].startswith("sha256:")
     copy = shutil.copytree(tiny_llava, tmp_path / "copy")
-    again = create_backend("transformers", model_path=str(copy))  # device and dtype "auto"
+    again = create_backend("transformers", model=str(copy))  # device and dtype "auto"
     try:
         assert again.describe()["weights_hash"] == d["weights_hash"]
         assert again.describe()["device"] in ("cpu", "cuda")
@@ -380,7 +380,7 @@ def test_describe_records_a_stable_weights_hash(judges, tiny_llava, tmp_path):
 
 @pytest.mark.slow
 def test_a_closed_judge_refuses_work(tiny_llava):
-    judge = create_backend("transformers", model_path=str(tiny_llava))
+    judge = create_backend("transformers", model=str(tiny_llava))
     judge.close()
     with pytest.raises(JudgeError, match="closed"):
         judge.generate(three_requests(2))
@@ -392,7 +392,7 @@ def test_on_a_gpu_auto_means_cuda_and_bfloat16(tiny_qwen2_vl):
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA here")
-    judge = create_backend("transformers", model_path=str(tiny_qwen2_vl))
+    judge = create_backend("transformers", model=str(tiny_qwen2_vl))
     try:
         assert judge.describe()["device"] == "cuda" and judge.describe()["dtype"] == "bfloat16"
         video = JudgeRequest(prompt="v", video_frames=frames(4), max_new_tokens=6, min_new_tokens=6)

@@ -70,7 +70,7 @@ def test_judging_a_retrained_folder_opens_a_new_run(tiny_llava, store):
     from pairscope.app.judge.session import JudgeConfig, JudgeSession
 
     def start():
-        backend = create_backend("transformers", model_path=str(tiny_llava), device="cpu")
+        backend = create_backend("transformers", model=str(tiny_llava), device="cpu")
         try:
             return JudgeSession(store, backend, JudgeConfig(max_new_tokens=4)).start()
         finally:

@@ -6,7 +6,9 @@ Plain text in, a ``retry_requested`` signal out; an empty text hides it.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton
+
+from .plain_text import plain_label
 
 
 class Banner(QFrame):
@@ -18,9 +20,7 @@ class Banner(QFrame):
         self.setStyleSheet(
             "#banner { background: #fff3cd; border-bottom: 1px solid #e0c36a; } QLabel { color: #5c4400; }"
         )
-        self._label = QLabel()
-        self._label.setTextFormat(Qt.TextFormat.PlainText)
-        self._label.setWordWrap(True)
+        self._label = plain_label(word_wrap=True)
         self._button = QPushButton(action)
         self._button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # keys stay with the window's shortcuts
         self._button.clicked.connect(self.retry_requested)

@@ -62,8 +62,8 @@ class JudgePanel(QWidget):
         self.api_key_env.setToolTip(
             "The NAME of an environment variable holding the API key. The key itself is never stored."
         )
-        self.concurrency = QSpinBox(minimum=1, maximum=256, value=8)
-        self.concurrency.setToolTip("requests in flight (8 suits a local server; see docs/JUDGE.md)")
+        self.concurrency = QSpinBox(minimum=1, maximum=256)  # its default comes with set_settings
+        self.concurrency.setToolTip("requests in flight (the default suits a local server; see docs/JUDGE.md)")
         self.mode = QComboBox()
         self.mode.addItems(["pairwise", "pointwise"])
         self.k = QSpinBox(minimum=1, maximum=9, value=1)
@@ -158,7 +158,7 @@ class JudgePanel(QWidget):
         self.backend.setCurrentIndex(max(self.backend.findData(values.get("backend", "transformers")), 0))
         self.endpoint.setText(values.get("endpoint", ""))
         self.api_key_env.setText(values.get("api_key_env", ""))
-        self.concurrency.setValue(int(values.get("concurrency", 8)))
+        self.concurrency.setValue(int(values.get("concurrency", self.concurrency.value())))
         self.model.setText(values.get("model", ""))
         self.mode.setCurrentText(values.get("mode", "pairwise"))
         self.k.setValue(int(values.get("k", 1)))

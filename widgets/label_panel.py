@@ -53,7 +53,7 @@ from pairscope.app.records import DEFAULT_CHOICES, Choice, ErrorTag, LabelDraft
 
 from . import label_choices as parts
 from .label_choices import hint_texts, read_choices
-from .plain_text import TEXT_LIMIT, bounded, tooltip
+from .plain_text import TEXT_LIMIT, bounded, plain_label, tooltip
 
 OutcomeChoice = Literal["tie", "both_bad", "discard"]
 OUTCOMES: tuple[OutcomeChoice, ...] = ("tie", "both_bad", "discard")
@@ -71,9 +71,7 @@ def _ordered(items, order: Sequence[str], key=lambda x: x) -> tuple:
 
 
 def _label(text: str, role: str) -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
+    label = plain_label(text, word_wrap=True)
     label.setProperty("role", role)
     return label
 

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QGraphicsPixmapItem,
     QGraphicsScene,
     QGraphicsView,
-    QLabel,
     QSizePolicy,
     QSlider,
     QStackedWidget,
@@ -175,13 +174,9 @@ class MediaView(QWidget):
 
         self._canvas = _Canvas(self)
         self._canvas.zoomChanged.connect(lambda z: self._zoom_label.setText(f"{z * 100:.0f}%"))
-        self._placeholder = QLabel(
-            self,
-            wordWrap=True,
-            alignment=Qt.AlignmentFlag.AlignCenter,
-            textFormat=Qt.TextFormat.PlainText,  # notes carry untrusted paths and decoder messages
-            textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse,
-        )
+        self._placeholder = plain_label(parent=self, word_wrap=True)  # untrusted paths and decoder messages
+        self._placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self._placeholder.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._placeholder.setObjectName("media-placeholder")
         self._placeholder.setSizePolicy(QSizePolicy(ignored, ignored))
         self._placeholder.setStyleSheet(f"background: {BACKGROUND}; color: {TEXT}; padding: 24px; font-size: 13px;")

@@ -21,7 +21,7 @@ import html
 import re
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 #: Characters a tooltip shows at most.
 TOOLTIP_LIMIT = 2_000
@@ -68,10 +68,17 @@ def tooltip(text: str) -> str:
     return inert_html(_LONG_RUN.sub("\\g<0>\u200b", text))
 
 
-def plain_label(text: str = "", parent: QWidget | None = None, *, word_wrap: bool = False) -> QLabel:
-    """A QLabel that never renders its text as rich text."""
+def plain_label(
+    text: str = "", parent: QWidget | None = None, *, word_wrap: bool = False, any_width: bool = False
+) -> QLabel:
+    """A QLabel that never renders its text as rich text. ``any_width``: its text never
+    widens the window (a 1 MB line without a break point)."""
     label = QLabel(parent)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setWordWrap(word_wrap)
+    if any_width:
+        policy = label.sizePolicy()
+        policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+        label.setSizePolicy(policy)
     label.setText(text)
     return label

@@ -34,7 +34,6 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
-    QLabel,
     QScrollArea,
     QSplitter,
     QTextBrowser,
@@ -44,6 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .plain_text import plain_label
 from .render_budget import DIFF_LIMIT, DIFF_SPAN_LIMIT, RenderPlan, plan_body, plan_full, plan_steps, word_count
 from .render_budget import protect_math as protect_math  # re-exported: where it used to live
 from .text_diff import Span, coarsen, word_diff
@@ -123,11 +123,11 @@ class ResponseCard(QFrame):
         self.response = response
         self.setObjectName("responseCard")
         self.setStyleSheet("QFrame#responseCard { border: 1px solid #c9ced6; border-radius: 6px; }")
-        self.title_label = _plain_label(response.title)
+        self.title_label = plain_label(response.title)
         self.title_label.setStyleSheet("font-weight: bold;")
-        self.count_label = _plain_label(word_count_text(response.text or "\n".join(response.steps)))
+        self.count_label = plain_label(word_count_text(response.text or "\n".join(response.steps)))
         self.count_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        self.budget_note = _plain_label("")
+        self.budget_note = plain_label("")
         self.budget_note.setWordWrap(True)
         self.budget_note.setStyleSheet(f"color: {MUTED_COLOR}; font-style: italic;")
         self.budget_note.hide()
@@ -357,7 +357,7 @@ class ResponsePane(QWidget):
         self._mode = "empty"
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
-        self._content: QWidget = _plain_label("No responses")
+        self._content: QWidget = plain_label("No responses")
         self._layout.addWidget(self._content)
 
     def show_responses(self, responses: Sequence[ResponseText]) -> None:
@@ -375,7 +375,7 @@ class ResponsePane(QWidget):
         self._content.deleteLater()
         self._cards = [ResponseCard(response) for response in responses]
         if not self._cards:
-            self._mode, self._content = "empty", _plain_label("No responses")
+            self._mode, self._content = "empty", plain_label("No responses")
         elif len(self._cards) <= 2:
             splitter = QSplitter(Qt.Orientation.Horizontal)
             splitter.setChildrenCollapsible(False)
@@ -479,12 +479,6 @@ class ResponsePane(QWidget):
         first.set_diff_spans(coarsen(spans_a, DIFF_SPAN_LIMIT))
         yield
         second.set_diff_spans(coarsen(spans_b, DIFF_SPAN_LIMIT))
-
-
-def _plain_label(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)  # dataset text is untrusted: never rich text
-    return label
 
 
 def _one_line(text: str) -> str:

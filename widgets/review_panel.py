@@ -10,7 +10,6 @@ from PySide6.QtGui import QColor, QFont, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
-    QLabel,
     QPlainTextEdit,
     QTableWidget,
     QTableWidgetItem,
@@ -18,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from .plain_text import tooltip
+from .plain_text import plain_label, tooltip
 
 HIGHLIGHT = QColor("#ffe08a")
 #: Background of the right/wrong cell of the per-run table.
@@ -32,8 +31,7 @@ class ReviewPanel(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.mode = QLabel()
-        self.mode.setTextFormat(Qt.TextFormat.PlainText)
+        self.mode = plain_label()
         self.mode.setStyleSheet("font-weight: bold; color: #8a3ffc;")
         self.text = QPlainTextEdit(readOnly=True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -35,7 +35,7 @@ from ..judge.modes import get_mode
 from .tasks import BackgroundOp, Task, error_message
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from .controller import AnnotationController
 
 
 def _pct(x: float | None) -> tuple[str, float | None]:
@@ -55,12 +55,14 @@ def _read(store, run_ids: list[int], task: Task) -> tuple[Ensemble, dict]:
 
 
 class EnsembleDialog(QDialog):
-    """Runs with checkboxes, the ensemble's tables, the hard-set builder."""
+    """Runs with checkboxes, the ensemble's tables, the hard-set builder. ``applied`` (the run
+    ids) asks the window to show the review panel, which now reads them."""
 
-    def __init__(self, window: MainWindow):
-        super().__init__(window)
-        self.window_ = window
-        self.controller = window.controller
+    applied = Signal(list)
+
+    def __init__(self, controller: AnnotationController, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.controller = controller
         self.setWindowTitle("Ensemble — judge runs read together")
         self.ensemble: Ensemble | None = None
         self._op: BackgroundOp | None = None
@@ -245,8 +247,4 @@ class EnsembleDialog(QDialog):
     def apply_to_window(self) -> None:
         """The review panel shows the chosen judges side by side (and the queue reads them)."""
         self.controller.set_ensemble(self.chosen())
-        w = self.window_
-        w.review_dock.show()
-        w.review_dock.raise_()
-        w.refresh_review()
-        w.statusBar().showMessage(f"Ensemble: runs {', '.join(map(str, self.chosen()))} in the review panel.", 5000)
+        self.applied.emit(self.chosen())

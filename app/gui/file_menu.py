@@ -7,21 +7,23 @@ folder or a file that is not a project is refused in a dialog, never with a trac
 
 from __future__ import annotations
 
-import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMenu, QMenuBar, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMenuBar, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
 
+from ..project import open_project
 from ..store import SchemaError, Store
 from .tasks import BackgroundOp
 
 if TYPE_CHECKING:
     from ..records import ImportReport
-    from .main_window import MainWindow
+    from .controller import AnnotationController
 
 RECENT_KEY = "project/recent"
 RECENT_MAX = 8
@@ -57,103 +59,9 @@ def open_store(path: Path) -> Store:
     if not path.exists():
         raise ValueError(f"{path} does not exist")
     try:
-        store = Store.open(path, fallback_readonly=True)
-        if store.item_verdicts_stale() and not store.readonly:
-            from ..judge.results import ensure_item_verdicts  # projects before schema 4 only
-
-            ensure_item_verdicts(store)
-        return store
-    except (OSError, SchemaError, sqlite3.DatabaseError) as exc:
+        return open_project(path, fallback_readonly=True)
+    except (OSError, SchemaError) as exc:
         raise ValueError(f"{path} cannot be opened as a PairScope project: {exc}") from exc
-
-
-def open_window(window: MainWindow, path: Path, annotator: str) -> MainWindow | None:
-    """Open ``path`` for ``annotator`` in a new window that replaces ``window``; a dialog
-    (and None) when it cannot be opened."""
-    from .controller import AnnotationController
-    from .main_window import MainWindow
-
-    try:
-        store = open_store(path)
-    except ValueError as exc:
-        QMessageBox.warning(window, "PairScope", inert_html(str(exc)))
-        return None
-    remember_project(window.settings, path)
-    successor = MainWindow(AnnotationController(store, annotator), window.settings)
-    if store.readonly:
-        successor.setWindowTitle(f"{successor.windowTitle()} (read-only)")
-        successor.statusBar().showMessage(store.note or f"{path} is open read-only.")
-    successor.resize(window.size())
-    successor.show()
-    window.successor = successor
-    window.close()
-    return successor
-
-
-def choose_project(window: MainWindow) -> None:
-    path, _ = QFileDialog.getOpenFileName(window, "Open a project", str(window.controller.path.parent), PROJECT_FILTER)
-    if path:
-        open_window(window, Path(path), window.controller.annotator)
-
-
-def switch_annotator(window: MainWindow) -> None:
-    name, ok = QInputDialog.getText(
-        window,
-        "Switch annotator",
-        "Annotator name (stored with every label you give):",
-        text=window.controller.annotator,
-    )
-    name = name.strip()
-    if ok and name and name != window.controller.annotator:
-        window.panel.flush()
-        if window.settings is not None:
-            window.settings.setValue("annotator/name", name)
-        open_window(window, window.controller.path, name)
-
-
-def import_dataset(window: MainWindow, path: Path | None = None) -> BackgroundOp | None:
-    """Import a dataset file into this project (format detected) on the background
-    executor; the report — counts and every problem with file:line — is shown in a dialog."""
-    if path is None:
-        chosen, _ = QFileDialog.getOpenFileName(window, "Import a dataset", str(Path.home()), DATASET_FILTER)
-        if not chosen:
-            return None
-        path = Path(chosen)
-    store = window.controller.store
-
-    def work(task) -> ImportReport:
-        from ..importer import import_file  # the formats load only when a file is imported
-
-        return import_file(store, path, None, path.parent)
-
-    def done(report: ImportReport) -> None:
-        window.refresh_items()
-        box = QMessageBox(window)
-        box.setWindowTitle("Import")
-        box.setIcon(QMessageBox.Icon.Warning if report.problems else QMessageBox.Icon.Information)
-        box.setText(inert_html(import_summary(report)))
-        details = import_problems(report)
-        if details:
-            box.setDetailedText(details)  # plain text: file:line problems quote the dataset
-        box.open()
-        window.import_result = box
-
-    def failed(exc: BaseException) -> None:
-        box = QMessageBox(
-            QMessageBox.Icon.Critical, "Import", inert_html(f"Nothing was imported from {path}."), parent=window
-        )
-        box.setDetailedText(str(exc))
-        box.open()
-        window.import_result = box
-
-    op = (
-        BackgroundOp(window, work, title="Import")
-        .with_progress(f"Importing {path.name}…")
-        .success(done)
-        .failure(failed)
-    )
-    op.run()
-    return op
 
 
 def import_summary(report: ImportReport) -> str:
@@ -195,50 +103,151 @@ def add_mnemonics(bar: QMenuBar) -> None:
                 break
 
 
-def install_file_menu(window: MainWindow) -> QMenu:
-    """Add the File menu first in the menu bar, and mnemonics to every menu."""
-    bar = window.menuBar()
-    menu = QMenu("&File", window)
-    first = bar.actions()[0] if bar.actions() else None
-    if first is not None:
-        bar.insertMenu(first, menu)
-    else:
-        bar.addMenu(menu)
+#: Makes the window that replaces this one: (the project's store, the annotator) → that window.
+WindowMaker = Callable[[Store, str], QMainWindow]
 
-    def action(text: str, slot, keys: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
-        act = QAction(text, window)
+
+class FileMenu:
+    """The File menu of ``window``, first in its menu bar (and a mnemonic for every menu).
+    ``actions``: name → QAction; ``successor``: the window that replaced this one;
+    ``import_result``: the last import's report."""
+
+    def __init__(
+        self,
+        window: QMainWindow,
+        controller: AnnotationController,
+        settings: QSettings | None,
+        *,
+        flush: Callable[[], None],
+        refresh_items: Callable[[], None],
+        make_window: WindowMaker,
+    ):
+        self.window, self.controller, self.settings = window, controller, settings
+        self._flush, self._refresh_items, self._make_window = flush, refresh_items, make_window
+        self.successor: QMainWindow | None = None
+        self.import_result: QMessageBox | None = None
+        bar = window.menuBar()
+        self.menu = QMenu("&File", window)
+        first = bar.actions()[0] if bar.actions() else None
+        if first is not None:
+            bar.insertMenu(first, self.menu)
+        else:
+            bar.addMenu(self.menu)
+        self.actions = {
+            "open_project": self._action("&Open project…", self.choose_project, QKeySequence.StandardKey.Open)
+        }
+        self.recent = self.menu.addMenu("Open &recent")
+        self.recent.aboutToShow.connect(self._fill_recent)
+        self.menu.addSeparator()
+        self.actions["import_dataset"] = self._action("&Import a dataset…", self.import_dataset, "Ctrl+Shift+I")
+        self.actions["switch_annotator"] = self._action("Switch &annotator…", self.switch_annotator)
+        self.menu.addSeparator()
+        self.actions["quit"] = self._action("&Quit", window.close, "Ctrl+Q")
+        add_mnemonics(bar)
+        remember_project(settings, controller.path)
+
+    def _action(self, text: str, slot, keys: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
+        act = QAction(text, self.window)
         if keys is not None:
             act.setShortcut(QKeySequence(keys))
         act.triggered.connect(lambda _checked=False: slot())
-        menu.addAction(act)
+        self.menu.addAction(act)
         return act
 
-    actions = {
-        "open_project": action("&Open project…", lambda: choose_project(window), QKeySequence.StandardKey.Open),
-    }
-    recent = menu.addMenu("Open &recent")
-
-    def fill_recent() -> None:
-        recent.clear()
-        paths = [p for p in recent_projects(window.settings) if Path(p) != window.controller.path.resolve()]
+    def _fill_recent(self) -> None:
+        self.recent.clear()
+        paths = [p for p in recent_projects(self.settings) if Path(p) != self.controller.path.resolve()]
         for path in paths:
-            act = recent.addAction(path)
-            act.triggered.connect(
-                lambda _checked=False, p=path: open_window(window, Path(p), window.controller.annotator)
-            )
+            act = self.recent.addAction(path)
+            act.triggered.connect(lambda _checked=False, p=path: self.open_project(Path(p), self.controller.annotator))
         if not paths:
-            recent.addAction("No other project yet").setEnabled(False)
+            self.recent.addAction("No other project yet").setEnabled(False)
 
-    recent.aboutToShow.connect(fill_recent)
-    menu.addSeparator()
-    actions["import_dataset"] = action("&Import a dataset…", lambda: import_dataset(window), "Ctrl+Shift+I")
-    actions["switch_annotator"] = action("Switch &annotator…", lambda: switch_annotator(window))
-    menu.addSeparator()
-    actions["quit"] = action("&Quit", window.close, "Ctrl+Q")
-    window.file_actions = actions
-    add_mnemonics(bar)
-    remember_project(window.settings, window.controller.path)
-    return menu
+    def open_project(self, path: Path, annotator: str) -> QMainWindow | None:
+        """Open ``path`` for ``annotator`` in a new window that replaces this one; a dialog
+        (and None) when it cannot be opened."""
+        window = self.window
+        try:
+            store = open_store(path)
+        except ValueError as exc:
+            QMessageBox.warning(window, "PairScope", inert_html(str(exc)))
+            return None
+        remember_project(self.settings, path)
+        successor = self._make_window(store, annotator)
+        if store.readonly:
+            successor.setWindowTitle(f"{successor.windowTitle()} (read-only)")
+            successor.statusBar().showMessage(store.note or f"{path} is open read-only.")
+        successor.resize(window.size())
+        successor.show()
+        self.successor = successor
+        window.close()
+        return successor
+
+    def choose_project(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self.window, "Open a project", str(self.controller.path.parent), PROJECT_FILTER
+        )
+        if path:
+            self.open_project(Path(path), self.controller.annotator)
+
+    def switch_annotator(self) -> None:
+        name, ok = QInputDialog.getText(
+            self.window,
+            "Switch annotator",
+            "Annotator name (stored with every label you give):",
+            text=self.controller.annotator,
+        )
+        name = name.strip()
+        if ok and name and name != self.controller.annotator:
+            self._flush()
+            if self.settings is not None:
+                self.settings.setValue("annotator/name", name)
+            self.open_project(self.controller.path, name)
+
+    def import_dataset(self, path: Path | None = None) -> BackgroundOp | None:
+        """Import a dataset file into this project (format detected) on the background
+        executor; the report — counts and every problem with file:line — is shown in a dialog."""
+        window = self.window
+        if path is None:
+            chosen, _ = QFileDialog.getOpenFileName(window, "Import a dataset", str(Path.home()), DATASET_FILTER)
+            if not chosen:
+                return None
+            path = Path(chosen)
+        store, source = self.controller.store, path
+
+        def work(task) -> ImportReport:
+            from ..importer import import_file  # the formats load only when a file is imported
+
+            return import_file(store, source, None, source.parent)
+
+        def done(report: ImportReport) -> None:
+            self._refresh_items()
+            box = QMessageBox(window)
+            box.setWindowTitle("Import")
+            box.setIcon(QMessageBox.Icon.Warning if report.problems else QMessageBox.Icon.Information)
+            box.setText(inert_html(import_summary(report)))
+            details = import_problems(report)
+            if details:
+                box.setDetailedText(details)  # plain text: file:line problems quote the dataset
+            box.open()
+            self.import_result = box
+
+        def failed(exc: BaseException) -> None:
+            box = QMessageBox(
+                QMessageBox.Icon.Critical, "Import", inert_html(f"Nothing was imported from {source}."), parent=window
+            )
+            box.setDetailedText(str(exc))
+            box.open()
+            self.import_result = box
+
+        op = (
+            BackgroundOp(window, work, title="Import")
+            .with_progress(f"Importing {source.name}…")
+            .success(done)
+            .failure(failed)
+        )
+        op.run()
+        return op
 
 
-__all__ = ["install_file_menu", "open_store", "open_window", "import_dataset", "recent_projects", "add_mnemonics"]
+__all__ = ["FileMenu", "open_store", "recent_projects", "remember_project", "add_mnemonics"]

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Signal
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QDockWidget
+from PySide6.QtWidgets import QDockWidget, QWidget
 
+from pairscope.models.options import OpenAIOptions
 from pairscope.models.prompts import bundled_templates
 from pairscope.widgets.judge_panel import JudgePanel
 
@@ -21,20 +22,35 @@ from ..store import VerdictRecord
 from .judge_worker import JudgeWorker
 
 if TYPE_CHECKING:
-    from .main_window import MainWindow
+    from pairscope.widgets.media_view import MediaView
+
+    from .controller import AnnotationController
 
 
 class JudgeDock(QDockWidget):
-    def __init__(self, window: MainWindow, settings: QSettings | None = None, worker: JudgeWorker | None = None):
-        super().__init__("Judge", window)
+    """The judge panel on the controller's current item; the frames the judge saw are marked
+    in ``media``. ``run_chosen`` asks the window to show a run (the one being made)."""
+
+    run_chosen = Signal(int)
+
+    def __init__(
+        self,
+        parent: QWidget,
+        controller: AnnotationController,
+        media: MediaView,
+        settings: QSettings | None = None,
+        worker: JudgeWorker | None = None,
+    ):
+        super().__init__("Judge", parent)
         self.setObjectName("judge-dock")
-        self.window_ = window
+        self.controller = controller
+        self.media = media
         self.settings = settings
         self.panel = JudgePanel(bundled_templates())
         self.setWidget(self.panel)
-        self.worker = worker or JudgeWorker(window.controller.store, parent=self)
-        if settings is not None and settings.value("judge/settings"):
-            self.panel.set_settings(json.loads(str(settings.value("judge/settings"))))
+        self.worker = worker or JudgeWorker(controller.store, parent=self)
+        saved = settings.value("judge/settings") if settings is not None else None
+        self.panel.set_settings({"concurrency": OpenAIOptions.concurrency, **(json.loads(str(saved)) if saved else {})})
         self.panel.judge_item_requested.connect(self.judge_current)
         self.panel.judge_all_requested.connect(self.judge_all)
         self.panel.cancel_requested.connect(self.worker.cancel)
@@ -51,7 +67,7 @@ class JudgeDock(QDockWidget):
     # -- actions -----------------------------------------------------------------------------
 
     def judge_current(self, settings: dict | None = None) -> None:
-        current = self.window_.controller.current
+        current = self.controller.current
         if current is None or self.worker.busy:
             return
         settings = settings or self.panel.settings()
@@ -67,7 +83,7 @@ class JudgeDock(QDockWidget):
             return
         settings = settings or self.panel.settings()
         self._remember(settings)
-        controller = self.window_.controller
+        controller = self.controller
         self.panel.clear_stream()
         self._live_item = None
         self.panel.set_running(True, batch=True)
@@ -89,15 +105,15 @@ class JudgeDock(QDockWidget):
         self.panel.append_stream(text)
 
     def _on_sample(self, verdict: VerdictRecord) -> None:
-        if verdict.run_id != self.window_.controller.run_id:
-            self.window_.choose_run(verdict.run_id)  # the run being made is the one to watch
+        if verdict.run_id != self.controller.run_id:
+            self.run_chosen.emit(verdict.run_id)  # the run being made is the one to watch
         else:
             self.show_item_verdicts()
 
     def _on_finished(self, run_id: int, summary: str) -> None:
         self.panel.set_running(False)
         self.panel.show_status(summary)
-        self.window_.choose_run(run_id)  # its size and status changed: the picker says so
+        self.run_chosen.emit(run_id)  # its size and status changed: the picker says so
 
     def _on_failed(self, message: str) -> None:
         self.panel.set_running(False)
@@ -111,7 +127,7 @@ class JudgeDock(QDockWidget):
         """Show the chosen run's verdict on the current item — and only on it: its stored
         rationale, this annotator's label and the dataset's reference. While this item is being
         judged live, the stream stays as it arrives."""
-        controller = self.window_.controller
+        controller = self.controller
         current = controller.current
         if current is None:
             return
@@ -123,7 +139,7 @@ class JudgeDock(QDockWidget):
             self.panel.stream.moveCursor(QTextCursor.MoveOperation.Start)
         self.panel.show_result(view.summary, view.seen)
         if view.frames:
-            self.window_.media.set_highlighted_frames(list(view.frames), "seen by the judge")
+            self.media.set_highlighted_frames(list(view.frames), "seen by the judge")
 
     def shutdown(self) -> None:
         self.worker.stop()

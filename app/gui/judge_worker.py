@@ -5,18 +5,40 @@ waits for it. Results reach the GUI thread through this object's signals."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from pairscope.models.base import JudgeBackend, JudgeError, create_backend
+from pairscope.models.base import (
+    BackendFactory,
+    JudgeBackend,
+    JudgeError,
+    backend_options,
+    open_backend,
+    option_names,
+    options_type,
+)
 
 from ..judge.results import summarize
 from ..judge.session import JudgeConfig, JudgeSession, RunProgress
 from ..store import Store
 from .tasks import BackgroundOp, Task, TaskManager, error_message
 
-BackendFactory = Callable[..., JudgeBackend]
 LANE = "judge"
+#: The judge panel's fields that are backend options: each goes to the chosen backend when its
+#: record has it (the panel shows the field only then); ``model`` is in every record.
+PANEL_OPTIONS = ("endpoint", "api_key_env", "concurrency")
+
+
+def options_from_panel(settings: dict) -> Any:
+    """The judge panel's choices (``JudgePanel.settings()``) as the chosen backend's options
+    record. An endpoint's key stays in the environment: only its variable's name travels."""
+    name = settings.get("backend", "transformers")
+    takes = option_names(options_type(name))
+    choices = {key: settings[key] for key in PANEL_OPTIONS if key in takes and key in settings}
+    if "api_key_env" in choices:
+        choices["api_key_env"] = choices["api_key_env"] or None  # an empty field: no key
+    return backend_options(name, model=settings["model"], **choices)
 
 
 class JudgeWorker(QObject):
@@ -33,7 +55,7 @@ class JudgeWorker(QObject):
     def __init__(
         self,
         store: Store,
-        backend_factory: BackendFactory = create_backend,
+        backend_factory: BackendFactory = open_backend,
         parent=None,
         tasks: TaskManager | None = None,
     ):
@@ -43,7 +65,7 @@ class JudgeWorker(QObject):
         self.tasks = tasks or TaskManager.of(parent)
         # Only touched on the lane's thread: the backend may need to stay on the thread that loaded it.
         self._backend: JudgeBackend | None = None
-        self._backend_key: tuple | None = None
+        self._backend_key: object = None  # the options record the backend was made from
         self.lane = self.tasks.lane(LANE, at_close=self._free)
         self._op: BackgroundOp | None = None
 
@@ -109,24 +131,15 @@ class JudgeWorker(QObject):
 
     def _load(self, task: Task, settings: dict) -> JudgeBackend:
         backend = settings.get("backend", "transformers")
-        options: dict = {"model_path": settings["model"]}
-        if backend == "openai":  # the key stays in the environment: only its variable's name travels
-            options.update(
-                endpoint=settings.get("endpoint", ""),
-                api_key_env=settings.get("api_key_env") or None,
-                concurrency=int(settings.get("concurrency", 8)),
-            )
-        key = (backend, tuple(sorted(options.items())))
-        if self._backend is None or self._backend_key != key:
+        if not settings["model"]:
+            raise JudgeError("choose a model folder first" if backend != "openai" else "name the served model first")
+        options = options_from_panel(settings)
+        if self._backend is None or self._backend_key != options:
             self._free()
-            if not settings["model"]:
-                raise JudgeError(
-                    "choose a model folder first" if backend != "openai" else "name the served model first"
-                )
-            where = f" at {options['endpoint']}" if backend == "openai" else ""
+            where = f" at {options.endpoint}" if getattr(options, "endpoint", "") else ""
             task.update(("status", f"Loading {settings['model']}{where} …"))
-            self._backend = self._factory(backend, **options)
-            self._backend_key = key
+            self._backend = self._factory(options)
+            self._backend_key = options
         return self._backend
 
     def _do(self, task: Task, kind: str, item_ids, settings: dict) -> tuple[int, str, bool]:

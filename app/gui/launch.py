@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import getpass
 import os
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -13,7 +12,8 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
 
-from ..store import SchemaError, Store
+from ..project import open_project
+from ..store import SchemaError
 from .controller import AnnotationController
 from .file_menu import open_store
 from .gc_thread import collect_on_gui_thread
@@ -103,8 +103,8 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     path = db or default_project(settings)
     try:
         # A project that cannot be written (read-only media, folder or file) opens read-only.
-        store = Store.create(path) if db is None else open_store(path)
-    except (OSError, SchemaError, sqlite3.DatabaseError, ValueError) as exc:  # a folder, a FIFO, a foreign file ...
+        store = open_project(path, create=True) if db is None else open_store(path)
+    except (OSError, SchemaError, ValueError) as exc:  # a folder, a FIFO, a foreign file ...
         QMessageBox.critical(None, "PairScope", inert_html(f"Cannot open {path}:\n{exc}"))  # a path: text, not HTML
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -179,7 +179,7 @@ def schedule_selftest(window: MainWindow, path: Path, annotator: str, keys: str)
         QTimer.singleShot(0, check)
 
     def check() -> None:
-        with Store.open(path, readonly=True) as store:  # what is in the file, not in the window
+        with open_project(path, readonly=True) as store:  # what is in the file, not in the window
             label = store.current_label(state["item_id"], annotator)
         if label is not None:
             return finish(

@@ -1,7 +1,9 @@
 """The annotation window: composes the item table, media view, responses and label panel.
 
 It wires widgets to the :class:`AnnotationController` and keeps no labeling logic of its
-own; keyboard actions come from :mod:`pairscope.app.keymap` via :mod:`.actions`.
+own. It composes its parts: the shortcuts (:class:`.actions.Shortcuts`, from
+:mod:`pairscope.app.keymap`), the File menu (:class:`.file_menu.FileMenu`) and, when first
+asked for, the judge dock; each gets what it needs passed in and sets nothing on the window.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Qt, QTimer
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
@@ -20,9 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
-    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -32,25 +31,20 @@ from pairscope.widgets.banner import Banner
 from pairscope.widgets.item_table import ItemTable
 from pairscope.widgets.label_panel import LabelPanel
 from pairscope.widgets.media_view import MediaView
-from pairscope.widgets.plain_text import tooltip
+from pairscope.widgets.plain_text import plain_label, tooltip
 from pairscope.widgets.response_view import ResponsePane, ResponseText
 from pairscope.widgets.review_panel import ReviewPanel
 
 from ..keymap import hint
-from .actions import install_actions
+from .actions import Shortcuts, WindowParts
 from .controller import AnnotationController
-from .file_menu import install_file_menu
+from .file_menu import FileMenu
 from .focus import KeyboardHome
 from .media_loader import LoadedMedia
 from .tasks import BackgroundOp, TaskManager
 
 if TYPE_CHECKING:
-    from pairscope.widgets.cheat_sheet import CheatSheet
-
-    from .ensemble_dialog import EnsembleDialog
-    from .export_dialog import ExportDialog
     from .judge_dock import JudgeDock
-    from .stats_view import StatsView
 
 STATUS_FILTERS = {"All items": None, "Unlabeled": "unlabeled", "Labeled": "labeled"}
 FOCUS_FILTERS = {
@@ -81,29 +75,7 @@ PANEL_HINTS = {
 }
 
 
-def _plain(text: str = "") -> QLabel:
-    label = QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)  # dataset text is untrusted: never rich text
-    label.setWordWrap(True)
-    policy = label.sizePolicy()  # a 1 MB unbreakable line must not widen the window
-    policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
-    label.setSizePolicy(policy)
-    return label
-
-
 class MainWindow(QMainWindow):
-    # Set by .actions: the shortcut actions, and the windows they open (the newest of each).
-    actions_by_name: dict[str, QAction]
-    cheat_sheet: CheatSheet
-    stats_view: StatsView
-    export_dialog: ExportDialog
-    ensemble_dialog: EnsembleDialog
-    queue_actions: dict[str, QAction]  # "Next item by" (what U takes next) → its menu action
-    # Set by .file_menu: its actions, the window that replaced this one, the last import's report.
-    file_actions: dict[str, QAction]
-    successor: MainWindow
-    import_result: QMessageBox
-
     def __init__(
         self, controller: AnnotationController, settings: QSettings | None = None, start_item: int | None = None
     ):
@@ -137,14 +109,14 @@ class MainWindow(QMainWindow):
             " background: #f4f4f4; } QProgressBar::chunk { background: #a8d5a2; }"
         )
         self.media = MediaView()
-        self.prompt = _plain()
+        self.prompt = plain_label(word_wrap=True, any_width=True)  # dataset text: never rich text
         self.prompt.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.prompt.setStyleSheet("font-size: 12pt; padding: 6px 4px;")
-        self.item_title = _plain()
+        self.item_title = plain_label(word_wrap=True, any_width=True)
         self.item_title.setStyleSheet("font-weight: bold; color: #555;")
         self.responses = ResponsePane()
         self.panel = LabelPanel(PANEL_HINTS)
-        self.saved_label = QLabel(textFormat=Qt.TextFormat.PlainText)  # names the annotator
+        self.saved_label = plain_label()  # names the annotator
         self.banner = Banner()  # labels not yet saved: how many and why
         self._layout()
         self.keyboard = KeyboardHome(self, self.center)  # Esc in a text field comes back here
@@ -175,8 +147,17 @@ class MainWindow(QMainWindow):
         controller.pending_changed.connect(self.banner.show_message)
         self.banner.retry_requested.connect(controller.retry_pending)
         self.banner.show_message(controller.pending_message())
-        install_actions(self)
-        install_file_menu(self)
+        self.panel.typing_done.connect(self.keyboard.go_home)  # Enter or Esc in a panel text field
+        parts = WindowParts(self.panel, self.media, self.responses, self.search)
+        self.shortcuts = Shortcuts(self, self, parts, controller, settings, self.project_key("queue"))
+        self.file_menu = FileMenu(
+            self,
+            controller,
+            settings,
+            flush=self.panel.flush,
+            refresh_items=self.refresh_items,
+            make_window=lambda store, annotator: MainWindow(AnnotationController(store, annotator), settings),
+        )
 
         self.choose_run(self._remembered_run(), remember=False)
         self._restore_state()
@@ -394,8 +375,11 @@ class MainWindow(QMainWindow):
             self.review.show_review(data.reference, data.labels, data.verdicts, data.runs)
 
     def toggle_review(self) -> None:
-        self.review_dock.setVisible(not self.review_dock.isVisible())
-        if self.review_dock.isVisible():
+        self.show_review(not self.review_dock.isVisible())
+
+    def show_review(self, visible: bool = True) -> None:
+        self.review_dock.setVisible(visible)
+        if visible:
             self.review_dock.raise_()  # the front tab when it shares the column with the judge
         self.refresh_review()
 
@@ -443,7 +427,8 @@ class MainWindow(QMainWindow):
         if self._judge is None:
             from .judge_dock import JudgeDock
 
-            self._judge = JudgeDock(self, self.settings)
+            self._judge = JudgeDock(self, self.controller, self.media, self.settings)
+            self._judge.run_chosen.connect(self.choose_run)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self._judge)
             # One dock column beside the responses, not two: they keep a readable width.
             self.tabifyDockWidget(self.review_dock, self._judge)

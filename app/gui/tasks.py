@@ -38,13 +38,14 @@ from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
-    QLabel,
     QMessageBox,
     QProgressBar,
     QToolButton,
     QWidget,
 )
 from shiboken6 import isValid
+
+from pairscope.widgets.plain_text import plain_label
 
 log = logging.getLogger(__name__)
 
@@ -390,7 +391,7 @@ class ProgressIndicator(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.label = QLabel(textFormat=Qt.TextFormat.PlainText)  # may name a collection or a file
+        self.label = plain_label()  # may name a collection or a file
         self.bar = QProgressBar(textVisible=True)
         self.bar.setMaximumWidth(220)
         self.cancel = QToolButton(autoRaise=True)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from pairscope.models.base import JudgeError, create_backend
+from pairscope.models.base import JudgeError, OptionError, backend_options, open_backend, option_names, options_type
 
-from ..store import Store
-from .results import ensure_item_verdicts, summarize
+from .results import summarize
 from .session import JudgeConfig, JudgeSession, RunProgress
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 def progress_line(state: RunProgress, width: int = 30) -> str:
@@ -24,23 +29,33 @@ def progress_line(state: RunProgress, width: int = 30) -> str:
     )
 
 
-def backend_options(args) -> dict:
-    """The options ``create_backend`` gets from the command line, per backend."""
-    if args.backend == "openai":
-        if not getattr(args, "endpoint", None):
-            raise JudgeError("--backend openai needs --endpoint URL (e.g. http://localhost:8000/v1)")
-        return dict(
-            endpoint=args.endpoint,
-            model=args.model,
-            api_key_env=getattr(args, "api_key_env", None),
-            concurrency=getattr(args, "concurrency", 8),
-            timeout=getattr(args, "timeout", 120.0),
-            retries=getattr(args, "retries", 4),
-        )
-    return dict(model_path=args.model, device=args.device, batch_size=args.batch_size)
+#: The flags of ``pairscope judge`` that are backend options, by option name (``--api-key-env``
+#: is ``api_key_env``); ``--model`` and ``--batch-size`` are too, and are always given.
+BACKEND_FLAGS = ("endpoint", "api_key_env", "concurrency", "timeout", "retries", "device")
+FLAGS = {name: "--" + name.replace("_", "-") for name in ("model", "batch_size", *BACKEND_FLAGS)}
 
 
-def run_judge(args) -> int:
+def options_from_args(args: argparse.Namespace) -> Any:
+    """The chosen backend's options record from the flags given; :class:`OptionError` for a
+    flag that backend does not take, or one it needs that is missing."""
+    given = {name: getattr(args, name) for name in BACKEND_FLAGS if getattr(args, name, None) is not None}
+    # --batch-size is the session's, and the backend's too where it batches prompts itself.
+    if "batch_size" in option_names(options_type(args.backend)):
+        given["batch_size"] = args.batch_size
+    return backend_options(args.backend, model=args.model, **given)
+
+
+def flag_message(exc: OptionError) -> str:
+    """An :class:`OptionError` in the command line's words (flags, not option names)."""
+    flag = FLAGS.get(exc.option, exc.option)
+    if exc.missing:
+        return f"--backend {exc.backend} needs {flag} (pairscope judge --help lists the flags)"
+    takes = ", ".join(FLAGS[o] for o in exc.known if o in FLAGS)
+    return f"{flag} does not apply to --backend {exc.backend} (it takes {takes})"
+
+
+def run_judge(args: Any, open_project: Callable[..., Store]) -> int:
+    """``pairscope judge``; ``open_project`` is the command line's (``app.project``, a layer above)."""
     config = JudgeConfig(
         mode=args.mode,
         k=args.k,
@@ -53,14 +68,16 @@ def run_judge(args) -> int:
         batch_size=args.batch_size,
         parser=getattr(args, "parser", "lenient"),
     )
-    with Store.open(args.db) as store:
+    with open_project(args.db) as store:
         try:
-            backend = create_backend(args.backend, **backend_options(args))
+            backend = open_backend(options_from_args(args))
+        except OptionError as exc:
+            print(f"error: {flag_message(exc)}", file=sys.stderr)
+            return 1
         except JudgeError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         try:
-            ensure_item_verdicts(store)
             session = JudgeSession(store, backend, config)
             run = session.start(resume=not getattr(args, "new_run", False))
             ids = [s.id for s in store.item_summaries(0, args.limit or store.item_count())]
