@@ -19,10 +19,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pairscope.models.options import OpenAIOptions, TransformersOptions
 from pairscope.models.parsing import PARSERS
 
 from . import __version__
 from .judge.modes import MODES
+from .project import NewProject, open_project
 from .store import SchemaError, Store
 
 if TYPE_CHECKING:
@@ -137,10 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="VAR",
         help="openai backend: the NAME of the environment variable holding the API key (the key is never stored)",
     )
-    p.add_argument("--concurrency", type=int, default=8, help="openai backend: requests in flight (default 8)")
-    p.add_argument("--timeout", type=float, default=120.0, help="openai backend: seconds per request (default 120)")
+    # No defaults for backend flags: the backend's options record holds them (models/options.py).
+    openai = OpenAIOptions
+    p.add_argument("--concurrency", type=int, help=f"openai backend: requests in flight (default {openai.concurrency})")
+    p.add_argument("--timeout", type=float, help=f"openai backend: seconds per request (default {openai.timeout:g})")
     p.add_argument(
-        "--retries", type=int, default=4, help="openai backend: retries on 429/5xx/timeouts/dropped connections"
+        "--retries",
+        type=int,
+        help=f"openai backend: retries on 429/5xx/timeouts/dropped connections (default {openai.retries})",
     )
     p.add_argument("--mode", choices=tuple(MODES), default="pairwise", help="what the judge is asked")
     p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
@@ -158,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--both-orders", action="store_true", help="judge every sample in both answer orders")
     p.add_argument("--frames", type=int, default=8, help="video frames sampled uniformly")
-    p.add_argument("--batch-size", type=_positive, default=8, help="prompts generated together (transformers)")
+    batch = TransformersOptions.batch_size
+    p.add_argument("--batch-size", type=_positive, default=batch, help="prompts generated together (transformers)")
     p.add_argument("--seed", type=int, default=0, help="answer orders and sampling are drawn from it")
     p.add_argument("--limit", type=_positive, help="judge at most this many items (default: all)")
     p.add_argument("--template", help="bundled template name or a template file")
@@ -167,9 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--device",
         type=_device,
-        default="auto",
         metavar="{auto,cpu,cuda,cuda:N,mps}",
-        help="where a local model runs; auto: the GPU when there is one",
+        help="transformers backend: where the model runs; auto: the GPU when there is one"
+        f" (default: {TransformersOptions.device})",
     )
 
     p = sub.add_parser("import-verdicts", help="make a judge run from verdicts or scores produced elsewhere (JSONL)")
@@ -301,23 +308,14 @@ def _print_report(report: ImportReport, db: Path) -> None:
 
 
 def cmd_import(args) -> int:
-    import os
-
     from .importer import import_file
-    from .store import discard_new_project, project_media_dir
 
     mapping = _parse_map(args.map)
     # A failed import into a new project leaves nothing behind: no file, no side files, no media folder.
-    new_db, new_media = not os.path.lexists(args.db), not os.path.lexists(project_media_dir(args.db))
-    try:
-        with Store.create(args.db) as store:
-            report = import_file(
-                store, args.path, args.format, args.media_root, mapping, allow_outside_media=args.allow_outside_media
-            )
-    except BaseException:
-        if new_db:
-            discard_new_project(args.db, media=new_media)
-        raise
+    with NewProject(args.db), open_project(args.db, create=True) as store:
+        report = import_file(
+            store, args.path, args.format, args.media_root, mapping, allow_outside_media=args.allow_outside_media
+        )
     _print_report(report, args.db)
     return 0
 
@@ -336,7 +334,7 @@ def _say_notes(store: Store) -> None:
 def cmd_info(args) -> int:
     from .judge.runs import run_choices
 
-    with Store.open(args.db, readonly=True) as store:
+    with open_project(args.db, readonly=True) as store:
         _say_notes(store)
         info = store.info()
         missing = store.missing_media()
@@ -382,14 +380,14 @@ def cmd_judge(args) -> int:
         run_judge,  # the judge pulls in the models package only when asked
     )
 
-    return run_judge(args)
+    return run_judge(args, open_project)
 
 
 def cmd_import_verdicts(args) -> int:
     from .judge.derived import VerdictFileError, import_verdicts
     from .judge.results import summarize
 
-    with Store.open(args.db) as store:
+    with open_project(args.db) as store:
         try:
             run = import_verdicts(store, args.path, args.name, k=args.k, parser=args.parser)
         except VerdictFileError as exc:
@@ -404,7 +402,7 @@ def cmd_reparse(args) -> int:
     from .judge.derived import reparse
     from .judge.results import summarize
 
-    with Store.open(args.db) as store:
+    with open_project(args.db) as store:
         run = reparse(store, args.run, args.parser)
         print(f"run {run.id}: run {args.run} reparsed with the {run.parser} parser", file=sys.stderr)
         print(summarize(store, run).line())
@@ -414,7 +412,7 @@ def cmd_reparse(args) -> int:
 def cmd_stats(args) -> int:
     from .stats.report import compute_stats, summary_text, write_report
 
-    with Store.open(args.db, readonly=True) as store:
+    with open_project(args.db, readonly=True) as store:
         _say_notes(store)
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
         if args.csv:  # pandas loads only here
@@ -430,7 +428,7 @@ def cmd_stats(args) -> int:
 def cmd_export(args) -> int:
     from .curation.export import export_project
 
-    with Store.open(args.db, readonly=True) as store:
+    with open_project(args.db, readonly=True) as store:
         _say_notes(store)
         try:
             result = export_project(
@@ -466,7 +464,7 @@ def cmd_pack(args) -> int:
     from .curation.teamwork import pack_project
     from .pending import journal_path, replay_pending
 
-    with Store.open(args.db) as store:
+    with open_project(args.db) as store:
         if stored := replay_pending(store):  # labels a failed save left in the journal go with the pack
             print(f"saved {stored} label{'s' if stored != 1 else ''} kept in {journal_path(args.db)}", file=sys.stderr)
         _say_notes(store)
@@ -537,8 +535,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Qt lives in app.gui; the core only reaches it when the user asks for a window.
         launch = importlib.import_module("pairscope.app.gui.launch")
         return launch.run(gui_args.db, gui_args.annotator, gui_args.item)
-    import sqlite3
-
     from .formats import FormatError
 
     parser = build_parser()
@@ -553,11 +549,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FormatError as exc:  # its message is bounded: file:line problems, summarised
         print(f"error: nothing imported. {exc}", file=sys.stderr)
         return 1
-    except (OSError, SchemaError, ValueError) as exc:  # a missing file, a folder, read-only media ...
+    except (OSError, SchemaError, ValueError) as exc:  # a missing file, a folder, read-only media, a busy project ...
         print(f"error: {_bounded(exc)}", file=sys.stderr)
-        return 1
-    except sqlite3.DatabaseError as exc:
-        print(f"error: the project file is not usable: {_bounded(exc)}", file=sys.stderr)
         return 1
     except Exception as exc:  # a bug, not bad input: its own exit code, so scripts can tell them apart
         if os.environ.get("PAIRSCOPE_DEBUG", "") not in ("", "0"):

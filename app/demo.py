@@ -6,12 +6,11 @@ and committed, so creating the demo project is only an import.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .importer import import_file
+from .project import NewProject, open_project
 from .records import ImportReport
-from .store import Store, discard_new_project, project_media_dir
 
 #: (file under resources/demo, format) in import order.
 DEMO_FILES = (
@@ -37,13 +36,7 @@ def create_demo_project(path: str | Path) -> list[ImportReport]:
     """
     folder = demo_dir()
     reports = []
-    new_db, new_media = not os.path.lexists(path), not os.path.lexists(project_media_dir(path))
-    try:
-        with Store.create(path) as store:
-            for name, fmt in DEMO_FILES:
-                reports.append(import_file(store, folder / name, fmt, media_root=folder))
-    except BaseException:
-        if new_db:
-            discard_new_project(path, media=new_media)
-        raise
+    with NewProject(path), open_project(path, create=True) as store:
+        for name, fmt in DEMO_FILES:
+            reports.append(import_file(store, folder / name, fmt, media_root=folder))
     return reports

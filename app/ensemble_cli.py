@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .store import Store
+from .project import open_project
 
 #: ``app.judge.votes.CONVENTIONS`` (tests/test_ensemble.py checks they are the same).
 VOTES = ("official", "plurality")
@@ -39,7 +39,7 @@ def add_parsers(sub) -> None:
 def run_ensemble(args: argparse.Namespace) -> int:
     from .judge.ensemble import load_ensemble, parse_runs, summary_dict, summary_lines
 
-    with Store.open(args.db, readonly=True) as store:
+    with open_project(args.db, readonly=True) as store:
         ensemble = load_ensemble(store, parse_runs(args.runs), args.vote)
     if args.json:
         print(json.dumps(summary_dict(ensemble), indent=2))
@@ -51,7 +51,7 @@ def run_ensemble(args: argparse.Namespace) -> int:
 def run_hard_set(args: argparse.Namespace) -> int:
     from .judge.ensemble import build_hard_set, default_min_fail, load_ensemble, parse_runs, save_hard_set
 
-    with Store.open(args.db) as store:
+    with open_project(args.db) as store:
         ensemble = load_ensemble(store, parse_runs(args.runs), args.vote)
         n = len(ensemble.runs)
         min_fail = default_min_fail(n) if args.min_fail is None else args.min_fail

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
+from .durable import file_sha256
 from .formats import FormatError, ImportContext, ParsedRow, dataset_files, detect_format, get_format
 from .formats.base import DatasetFormat
 from .formats.messages import problem, shown, shown_path
@@ -23,14 +24,6 @@ from .store import AddResult, Store
 from .store.items import ItemBatch, ItemBatcher
 
 BATCH_SIZE = 2000
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_sha256(path: Path) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .store import Store
+from .project import open_project
 
 
 def run_schema_command(args) -> int:
@@ -19,7 +19,7 @@ def run_schema_command(args) -> int:
         schema = load_schema(args.file)
         guidelines = schema.guidelines if args.guidelines is None else args.guidelines.read_text(encoding="utf-8")
         builtin = (DEFAULT_SCHEMA.to_json(), DEFAULT_SCHEMA.guidelines)
-        with Store.open(args.db) as store:
+        with open_project(args.db) as store:
             note = args.note or f"from {args.file.name}"
             version, added = add_label_schema(store, schema.to_json(), guidelines, note, builtin=builtin)
             earlier = sum(n for v, n in labels_per_schema_version(store).items() if v < version)
@@ -29,7 +29,7 @@ def run_schema_command(args) -> int:
         kept = f"; {earlier:,} labels given under earlier versions keep their meaning" if earlier else ""
         print(f"stored label schema version {version} in {args.db}{kept}")
         return 0
-    with Store.open(args.db, readonly=True) as store:
+    with open_project(args.db, readonly=True) as store:
         schema = project_label_schema(store, args.schema_version)
         rows, counts = label_schema_rows(store), labels_per_schema_version(store)
     if args.schema_action == "export":

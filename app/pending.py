@@ -16,18 +16,17 @@ blocks the labels behind it nor lands on another item.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import os
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
+from .durable import copy_file, fsync_dir, is_disk_full, is_read_only
 from .records import ErrorTag, Label
-from .store import ReadOnlyError, Store
+from .store import ReadOnlyError, Store, StoreBusy, StoreConflict, StoreError, StoreIOError
 from .store.busy import waiting_at_most
 
 try:  # POSIX: appends and tidying by several processes take turns
@@ -72,32 +71,18 @@ def save_failure(exc: BaseException) -> SaveFailure | None:
     """The failure ``exc`` stands for when a label write raised it; ``None`` for an error that
     is no failure to write (a bug, or a label the store refuses: re-raise those)."""
     detail = str(exc)
-    if isinstance(exc, ReadOnlyError):
+    if isinstance(exc, ReadOnlyError) or is_read_only(exc):
         return SaveFailure("read_only", detail)
-    if isinstance(exc, sqlite3.Error):
-        name = getattr(exc, "sqlite_errorname", "") or ""
-        for prefix, reason in (
-            ("SQLITE_BUSY", "busy"),
-            ("SQLITE_LOCKED", "busy"),
-            ("SQLITE_PROTOCOL", "busy"),
-            ("SQLITE_FULL", "disk_full"),
-            ("SQLITE_IOERR", "io"),
-            ("SQLITE_CANTOPEN", "io"),
-            ("SQLITE_READONLY", "read_only"),
-        ):
-            if name.startswith(prefix):
-                return SaveFailure(reason, detail)
-        if "locked" in detail:
-            return SaveFailure("busy", detail)
-        if type(exc) in (sqlite3.OperationalError, sqlite3.DatabaseError):  # e.g. a damaged file
-            return SaveFailure("error", detail)
-        return None
-    if isinstance(exc, OSError):
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            return SaveFailure("disk_full", detail)
-        if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-            return SaveFailure("read_only", detail)
+    if isinstance(exc, StoreBusy):
+        return SaveFailure("busy", detail)
+    if is_disk_full(exc):
+        return SaveFailure("disk_full", detail)
+    if isinstance(exc, (StoreIOError, OSError)):
         return SaveFailure("io", detail)
+    if isinstance(exc, StoreConflict):  # a label the project refuses
+        return None
+    if isinstance(exc, StoreError):  # e.g. a damaged file
+        return SaveFailure("error", detail)
     return None
 
 
@@ -131,16 +116,6 @@ def _from_json(entry: dict) -> tuple[Label, str | None]:
     return label, entry.get("ext_id")
 
 
-def _fsync_dir(folder: Path) -> None:
-    """Make a file's creation or removal in ``folder`` durable (where the OS allows it)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
 class Journal:
     """An append-only JSONL file of labels, each line written and fsynced before it counts.
 
@@ -168,7 +143,7 @@ class Journal:
             fh.flush()
             os.fsync(fh.fileno())
         if created:
-            _fsync_dir(self.path.parent)
+            fsync_dir(self.path.parent)
 
     def entries(self) -> list[tuple[Label, str | None]]:
         """Every whole entry, oldest first, with the item's dataset id when known."""
@@ -213,13 +188,8 @@ class Journal:
             if not keep:
                 self.path.unlink()
             else:
-                tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-                with open(tmp, "wb") as out:
-                    out.write(b"\n".join(keep) + b"\n")
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(tmp, self.path)
-        _fsync_dir(self.path.parent)
+                copy_file(b"\n".join(keep) + b"\n", self.path)  # a temporary file, fsynced, renamed
+        fsync_dir(self.path.parent)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[IO[bytes]]:
@@ -328,7 +298,7 @@ class PendingLabels:
                 except (ValueError, KeyError) as exc:  # a label this project refuses
                     self._reject(label, str(exc))
                 except Exception as exc:
-                    if isinstance(exc, sqlite3.IntegrityError) and _stored(store, label):
+                    if isinstance(exc, StoreConflict) and _stored(store, label):
                         landed.append(label)  # another process replayed it just now
                         continue
                     failure = save_failure(exc)

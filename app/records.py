@@ -354,8 +354,12 @@ class Label:
         return self.outcome in LABELED_OUTCOMES or (self.outcome == "unrated" and bool(self.step_marks))
 
 
-#: Outcomes that make an item labeled by themselves (``unrated`` does only with step marks).
+#: Outcomes that make a label count: the item is labeled by them alone (``unrated`` only with
+#: step marks; ``cleared`` never). The one definition: exports, the queue and the store's SQL
+#: read it (the trigger of migration 5 states it frozen, tests/test_migrations.py holds it equal).
 LABELED_OUTCOMES = ("prefer", "tie", "both_bad", "discard")
+#: Outcomes that state a preference (a response, a tie or both bad): the labeled ones but discard.
+STATED_OUTCOMES = tuple(o for o in LABELED_OUTCOMES if o != "discard")
 
 
 @dataclass(frozen=True)

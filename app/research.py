@@ -1,6 +1,6 @@
 """A project as pandas tables, for notebooks: ``pairscope.open(path)`` (docs/RESEARCH_API.md).
 
-Read-only: the project is opened with ``Store.open(readonly=True)``, so a notebook beside a
+Read-only: the project is opened with ``open_project(readonly=True)``, so a notebook beside a
 running annotation window never writes, locks or upgrades the file. Every query goes through
 the store's methods (all SQL lives in ``app/store``); pandas is imported here, never by the
 window, the labeling or the other commands.
@@ -18,6 +18,7 @@ from typing import Any
 import pandas as pd
 
 from .pending import unstored_note
+from .project import open_project
 from .records import Label
 from .store import Store
 
@@ -54,7 +55,7 @@ class Project:
         self.path = Path(path)
         if not self.path.is_file():
             raise FileNotFoundError(f"no project file {self.path}")
-        self.store = Store.open(self.path, readonly=True)
+        self.store = open_project(self.path, readonly=True)
         #: Why the project opened the way it did (a private copy of a project with changes
         #: in its -wal, read-only media ...); empty when there is nothing to say.
         self.note = self.store.note or ""

@@ -14,10 +14,10 @@ import random
 
 import pytest
 
-from pairscope.app.curation.export import DECISIVE, current_labels
+from pairscope.app.curation.export import current_labels
 from pairscope.app.judge.review import review_data
 from pairscope.app.labeling import LabelingSession
-from pairscope.app.records import Item, ItemFilter, Label, Reference, Response
+from pairscope.app.records import LABELED_OUTCOMES, Item, ItemFilter, Label, Reference, Response
 
 NAMES = ("ann", "bob", "cy")
 KINDS = ("label", "adjudication")
@@ -128,7 +128,7 @@ def test_every_reader_agrees_with_the_rule(store, seed):
         }
         adjudications = [lab for (k, i, _), lab in ref.items() if k == "adjudication" and i == item_id]
         newest = max(adjudications, key=lambda lab: (lab.created_at, order[lab.uuid]), default=None)
-        expected = newest.uuid if newest is not None and newest.outcome in DECISIVE else None
+        expected = newest.uuid if newest is not None and newest.outcome in LABELED_OUTCOMES else None
         assert (adjudication and adjudication.uuid) == expected, item_id
 
         lines = review_data(store, store.get_item(item_id), (0, 1)).labels

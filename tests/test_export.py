@@ -654,8 +654,8 @@ def export_window(qtbot, tmp_path):
         import_file(store, src / "data.jsonl", "vlrewardbench")
     window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier | Qt.ShiftModifier)
-    window.export_dialog.scope.setCurrentIndex(1)  # every item
-    source = window.export_dialog.source
+    window.shortcuts.export_dialog.scope.setCurrentIndex(1)  # every item
+    source = window.shortcuts.export_dialog.source
     source.setCurrentIndex(source.findData("reference"))  # the project has no labels
     return window
 
@@ -664,7 +664,7 @@ def test_export_from_the_dialog_runs_in_the_background_with_a_progress_bar(qtbot
     from PySide6.QtCore import QTimer
 
     window, out = export_window, tmp_path / "out"
-    dialog = window.export_dialog
+    dialog = window.shortcuts.export_dialog
     dialog.folder.setText(str(out))
     ticks = []
     timer = QTimer(interval=5)
@@ -686,7 +686,7 @@ def test_export_from_the_dialog_runs_in_the_background_with_a_progress_bar(qtbot
 
 def test_cancelling_an_export_writes_nothing_and_keeps_the_dialog(qtbot, export_window, tmp_path):
     window, out = export_window, tmp_path / "out"
-    dialog = window.export_dialog
+    dialog = window.shortcuts.export_dialog
     dialog.folder.setText(str(out))
     with window.controller.store.transaction():
         dialog.run()
@@ -705,7 +705,7 @@ def test_a_failed_export_is_shown_and_the_dialog_stays(qtbot, export_window, tmp
     monkeypatch.setattr(tasks, "show_error", lambda parent, title, message, details="": shown.append((title, message)))
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    dialog = export_window.export_dialog
+    dialog = export_window.shortcuts.export_dialog
     dialog.folder.setText(str(blocker / "out"))  # a folder inside a file cannot be made
     dialog.run()
     qtbot.waitUntil(lambda: bool(shown), timeout=15000)

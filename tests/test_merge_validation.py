@@ -13,7 +13,6 @@ import errno
 import hashlib
 import os
 import re
-import shutil
 import signal
 import sqlite3
 import subprocess
@@ -24,7 +23,8 @@ import pytest
 from PIL import Image
 
 from helpers import fake_run
-from pairscope.app import cli
+from pairscope.app import cli, durable
+from pairscope.app import project as project_module
 from pairscope.app.curation import teamwork
 from pairscope.app.curation.export import export_project
 from pairscope.app.curation.teamwork import InvalidRowsError, TeamworkError, merge_projects, pack_project
@@ -351,7 +351,7 @@ def trace(monkeypatch):
             )
 
     monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(teamwork, "Store", Traced)
+    monkeypatch.setattr(project_module, "Store", Traced)  # the one opening function's
     return events
 
 
@@ -381,18 +381,19 @@ def test_packed_media_are_fsynced_before_the_commit(main, tmp_path, trace):
 
 
 def disk_full(monkeypatch, after: int = 0) -> None:
-    """``shutil.copyfile`` writes part of the file, then finds the disk full (after ``after`` copies)."""
-    real, calls = shutil.copyfile, []
+    """A media copy writes part of the file, then finds the disk full (after ``after`` copies)."""
+    real, copies = durable.AtomicWriter.write, []
 
-    def copyfile(src, dst, **kwargs):
-        calls.append(dst)
-        if len(calls) <= after:
-            return real(src, dst, **kwargs)
-        with open(dst, "wb") as fh:
-            fh.write(b"\x89PNG half")
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+    def write(self, data):
+        if self.tmp not in copies:
+            copies.append(self.tmp)
+        if len(copies) <= after:
+            return real(self, data)
+        real(self, data[: len(data) // 2])
+        self.fh.flush()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.tmp))
 
-    monkeypatch.setattr(shutil, "copyfile", copyfile)
+    monkeypatch.setattr(durable.AtomicWriter, "write", write)
 
 
 @pytest.mark.parametrize("after", [0, 1])
@@ -426,7 +427,9 @@ def test_a_full_disk_during_pack_leaves_nothing_behind(main, tmp_path, monkeypat
 
 def test_a_full_sqlite_disk_is_a_clear_error_too(main, pack, tmp_path, monkeypatch):
     def full(self, annotator=None):
-        raise sqlite3.OperationalError("database or disk is full")
+        error = sqlite3.OperationalError("database or disk is full")
+        error.sqlite_errorcode, error.sqlite_errorname = sqlite3.SQLITE_FULL, "SQLITE_FULL"  # as SQLite raises it
+        raise error
 
     monkeypatch.setattr(ProjectCopier, "labels", full)
     before = listing(tmp_path)
@@ -447,20 +450,21 @@ def test_the_cli_reports_a_full_disk_without_a_traceback(main, pack, tmp_path, m
 
 # Copies the first media file, then dies by SIGKILL half-way through the second.
 KILLED = r"""
-import os, shutil, signal, sys
+import os, signal, sys
+from pairscope.app import durable
 from pairscope.app.curation.teamwork import merge_projects, pack_project
 from pairscope.app.store import Store
 
-real, calls = shutil.copyfile, []
-def dying(src, dst, **kwargs):
-    calls.append(dst)
-    if len(calls) == 2:
-        with open(dst, "wb") as fh:
-            fh.write(b"\x89PNG half")
-            fh.flush()
+real, copies = durable.AtomicWriter.write, []
+def dying(self, data):
+    if self.tmp not in copies:
+        copies.append(self.tmp)
+    if len(copies) == 2:
+        real(self, data[: len(data) // 2])
+        self.fh.flush()
         os.kill(os.getpid(), signal.SIGKILL)
-    return real(src, dst, **kwargs)
-shutil.copyfile = dying
+    return real(self, data)
+durable.AtomicWriter.write = dying
 if sys.argv[1] == "merge":
     merge_projects(sys.argv[2], [sys.argv[3]])
 else:
@@ -483,7 +487,7 @@ def test_a_killed_merge_is_swept_by_the_next_merge(main, pack, tmp_path):
     out = tmp_path / "team" / "team.pairscope"
     killed("merge", str(out), str(pack))
     left = media_files(out)
-    assert any(p.name.endswith(".tmp") for p in left) and any(p.suffix == ".png" for p in left)
+    assert any(durable.TMP_NAME.fullmatch(p.name) for p in left) and any(p.suffix == ".png" for p in left)
     # a pack of the items without media: nothing of the killed run is referenced afterwards
     small = tmp_path / "small.pairscope"
     with Store.open(main) as store:
@@ -502,7 +506,7 @@ def test_a_killed_merge_is_swept_by_the_next_merge(main, pack, tmp_path):
 def test_a_killed_pack_is_swept_by_the_next_pack(main, tmp_path):
     out = tmp_path / "packs" / "alice.pairscope"
     killed("pack", str(out), str(main))
-    assert len(media_files(out)) == 2  # one copied, one half-written .tmp
+    assert len(media_files(out)) == 2  # one copied, one half-written temporary file
     with Store.open(main) as store:
         result = pack_project(store, out, "alice", item_ids=[store.item_id("a2")], force=True)
     assert result.items == 1 and result.leftovers_removed == 2

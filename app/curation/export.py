@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..records import Item, ItemFilter, Label
+from ..records import LABELED_OUTCOMES, STATED_OUTCOMES, Item, ItemFilter, Label
 from ..store import Store
 from ..store.connection import utc_now
 from .export_files import (
@@ -83,12 +83,10 @@ from .export_files import (
     prepare_folder,
 )
 from .export_files import AtomicWriter as _AtomicWriter
-from .export_formats import DECISIVE, EXPORT_FORMATS, ExportFormat, ExportItem, Preference
+from .export_formats import EXPORT_FORMATS, ExportFormat, ExportItem, Preference
 
 ONLY_CHOICES = ("adjudicated", "agreed")
 SOURCE_KINDS = ("human", "adjudicated", "consensus", "annotator", "reference")
-#: Outcomes that state a preference (as the store's ``label_disagreements``): not discard.
-STATED = ("prefer", "tie", "both_bad")
 _PAGE = 5000
 
 
@@ -188,7 +186,7 @@ def current_labels(store: Store, item_id: int) -> tuple[dict[str, Label], Label 
             adjudication = label
         else:
             labels[label.annotator] = label
-    if adjudication is not None and adjudication.outcome not in DECISIVE:
+    if adjudication is not None and adjudication.outcome not in LABELED_OUTCOMES:
         adjudication = None
     return labels, adjudication
 
@@ -227,7 +225,7 @@ def consensus_preference(labels: dict[str, Label]) -> tuple[Preference | None, s
     (``"annotators disagree"`` or ``"nobody decided"``). Strength is kept when all agree
     on it; error types are the union of the agreeing labels'. Labels that only discard
     give a ``discard`` consensus when no label states a preference."""
-    stated = [labels[name] for name in sorted(labels) if labels[name].outcome in STATED]
+    stated = [labels[name] for name in sorted(labels) if labels[name].outcome in STATED_OUTCOMES]
     if not stated:
         discards = [labels[name] for name in sorted(labels) if labels[name].outcome == "discard"]
         if not discards:
@@ -291,7 +289,7 @@ def resolve_preference(
         missing = "not adjudicated"
     elif kind == "annotator":
         label = labels.get(source.annotator or "")
-        if label is not None and label.outcome in DECISIVE:
+        if label is not None and label.outcome in LABELED_OUTCOMES:
             return _from_label(label, "annotator")
         missing = f"no label by {source.annotator}"
     else:

@@ -1,8 +1,9 @@
 """Writing an export folder safely: temporary names, fsync, a journal of what was made.
 
 Every file is written to a temporary name (``.pairscope-tmp-<hex>``), fsynced and renamed
-into place; the folders it lands in are fsynced before the manifest is written. Each folder,
-temporary file and new file is noted in ``.pairscope-export-journal`` before it is made, so
+into place (:mod:`pairscope.app.durable`); the folders it lands in are fsynced before the
+manifest is written. Each folder, temporary file and new file is noted in
+``.pairscope-export-journal`` before it is made, so
 a failed export removes exactly what it made (:meth:`Output.undo`) and the next export into
 the folder sweeps what a killed one left (:func:`sweep`). Failures to write become one
 :class:`ExportError` with a clear message (a full disk, a read-only folder).
@@ -12,16 +13,26 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import re
-import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from ..durable import (
+    TMP_NAME,
+    AtomicWriter,
+    Made,
+    copy_file,
+    file_sha256,
+    fsync_dir,
+    is_disk_full,
+    is_read_only,
+    remove_made,
+    store_content,
+)
 from ..formats.media_refs import check_file, inside
 from ..records import MediaRef
 from .export_formats import ExportedMedia
@@ -29,12 +40,7 @@ from .export_formats import ExportedMedia
 MANIFEST = "manifest.json"
 MEDIA_DIR = "media"
 JOURNAL = ".pairscope-export-journal"
-_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
-_READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
-_TMP_PREFIX = ".pairscope-tmp-"
-_TMP_RE = re.compile(re.escape(_TMP_PREFIX) + r"[0-9a-f]{32}")
 _SUFFIX_RE = re.compile(r"\.[a-z0-9]{1,8}")
-_CHUNK = 1 << 20
 
 
 class ExportError(OSError):
@@ -66,12 +72,12 @@ def writing() -> Iterator[None]:
 def export_error(exc: OSError, out_dir: Path) -> ExportError:
     """One clear message for a failure to write the export."""
     why = exc.strerror or str(exc)
-    if exc.errno in _FULL_ERRNOS:
+    if is_disk_full(exc):
         message = (
             f"the disk is full ({why}): the export to {out_dir} stopped and what it had written was"
             " removed; free some space and export again"
         )
-    elif exc.errno in _READ_ONLY_ERRNOS:
+    elif is_read_only(exc):
         folder = out_dir if out_dir.exists() else next((p for p in out_dir.parents if p.exists()), out_dir)
         message = f"cannot write the export to {out_dir}: the folder {folder} is read-only or not writable ({why})"
     else:
@@ -79,65 +85,26 @@ def export_error(exc: OSError, out_dir: Path) -> ExportError:
     return ExportError(message, exc.errno)
 
 
-def tmp_path(folder: Path) -> Path:
-    return folder / f"{_TMP_PREFIX}{uuid.uuid4().hex}"
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make the renames into ``folder`` durable (where the platform can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # e.g. Windows: folders cannot be opened, renames are durable there
-        return
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.EBADF):  # a filesystem without folder fsync
-            raise
-    finally:
-        os.close(fd)
-
-
-class Output:
+class Output(Made):
     """What this export creates in ``out_dir``: each folder, temporary file and new file is
     noted in the journal before it is made, so a failure removes exactly that (:meth:`undo`)
     and the next export sweeps what a killed one left (:func:`sweep`)."""
 
     def __init__(self, out_dir: Path, created_root: bool) -> None:
+        super().__init__()
         self.out_dir = out_dir
         self.created_root = created_root
-        self.made: list[tuple[str, Path]] = []  # ("d" | "t" | "f", path) in order
-        self.filled: set[Path] = set()  # folders files were renamed into (fsynced before the manifest)
         self._journal = open(out_dir / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115 (closed by finish/undo)
-        self._note("d", out_dir)
+        self.note("d", out_dir)
 
-    def _note(self, kind: str, path: Path) -> None:
-        self.made.append((kind, path))
+    def note(self, kind: str, path: Path) -> None:
+        super().note(kind, path)
         self._journal.write(json.dumps([kind, path.relative_to(self.out_dir).as_posix()]) + "\n")
         self._journal.flush()  # survives the process being killed (not a power cut: nothing to sweep then)
 
-    def mkdir(self, folder: Path) -> None:
-        missing = [f for f in (folder, *folder.parents) if f != self.out_dir and self.out_dir in f.parents]
-        for f in reversed(missing):
-            if not f.is_dir():
-                self._note("d", f)
-                f.mkdir()
-
-    def tmp(self, folder: Path) -> Path:
-        path = tmp_path(folder)
-        self._note("t", path)
-        return path
-
-    def placing(self, target: Path) -> None:
-        """``target`` is about to be renamed into place: a new file is noted as this export's."""
-        if not target.exists():
-            self._note("f", target)
-        self.filled.add(target.parent)
-
     def sync(self) -> None:
         """fsync every folder files were renamed into, then the export folder itself."""
-        for folder in sorted(self.filled - {self.out_dir}, key=lambda f: len(f.parts), reverse=True):
-            fsync_dir(folder)
+        super().sync()
         fsync_dir(self.out_dir)
 
     def finish(self) -> None:
@@ -156,15 +123,6 @@ class Output:
         if self.created_root:
             with contextlib.suppress(OSError):
                 self.out_dir.rmdir()  # only when empty: nothing of the user's is ever removed
-
-
-def remove_made(made: Sequence[tuple[str, Path]]) -> None:
-    for kind, path in reversed(made):
-        with contextlib.suppress(OSError):
-            if kind == "d":
-                path.rmdir()  # only when empty
-            elif not path.is_symlink() and path.is_file():
-                path.unlink()
 
 
 def sweep(out_dir: Path) -> None:
@@ -187,41 +145,8 @@ def sweep(out_dir: Path) -> None:
     for folder in (out_dir, out_dir / MEDIA_DIR):
         if folder.is_dir():
             for leftover in folder.iterdir():
-                if _TMP_RE.fullmatch(leftover.name) and leftover.is_file():
+                if TMP_NAME.fullmatch(leftover.name) and leftover.is_file():
                     leftover.unlink()
-
-
-class AtomicWriter:
-    """Write to a temporary file in the target's folder, hashing as it goes; on
-    :meth:`commit` fsync and rename into place. :meth:`discard` removes it (never raises)."""
-
-    def __init__(self, target: Path, output: Output | None = None):
-        self.target = target
-        self.output = output
-        self.tmp = output.tmp(target.parent) if output is not None else tmp_path(target.parent)
-        self.fh = open(self.tmp, "xb")  # noqa: SIM115 (closed by commit or discard)
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def write(self, data: bytes) -> None:
-        self.fh.write(data)
-        self.digest.update(data)
-        self.size += len(data)
-
-    def commit(self) -> dict[str, Any]:
-        self.fh.flush()
-        os.fsync(self.fh.fileno())
-        self.fh.close()
-        if self.output is not None:
-            self.output.placing(self.target)
-        os.replace(self.tmp, self.target)
-        return {"sha256": self.digest.hexdigest(), "bytes": self.size}
-
-    def discard(self) -> None:
-        with contextlib.suppress(OSError):  # closing flushes: on a full disk that fails again
-            self.fh.close()
-        with contextlib.suppress(OSError):
-            self.tmp.unlink(missing_ok=True)
 
 
 def prepare_folder(out_dir: Path, force: bool) -> Output:
@@ -317,29 +242,16 @@ class MediaCopier:
         return None if rel in self.files or rel.split("/")[0] == MEDIA_DIR else rel
 
     def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str]:
-        with open(source, "rb") as fh:  # a source that cannot be read costs that file only
-            with writing():
-                folder = (self.out_dir / kept).parent if kept is not None else self.dir
-                if self.output is not None:
-                    self.output.mkdir(folder)
-                else:
-                    folder.mkdir(parents=True, exist_ok=True)
-                writer = AtomicWriter(self.out_dir / kept if kept is not None else self.dir / "pending", self.output)
-            try:
-                for block in iter(lambda: fh.read(_CHUNK), b""):
-                    with writing():
-                        writer.write(block)
-                digest = writer.digest.hexdigest()
-                rel = kept or f"{MEDIA_DIR}/{digest}{_suffix(source)}"
-                if rel in self.files:  # same bytes under another source path: one file
-                    writer.discard()
-                else:
-                    writer.target = self.out_dir / rel
-                    with writing():
-                        self.files[rel] = writer.commit()
-            except BaseException:
-                writer.discard()
-                raise
+        digest = file_sha256(source)  # a source that cannot be read costs that file only
+        with writing():
+            if kept is not None:
+                target = self.out_dir / kept
+                copy_file(source, target, self.output, expect=digest)
+            else:  # the same bytes under another source path (or there already): one file
+                target, _, _ = store_content(source, self.dir, _suffix(source), made=self.output, digest=digest)
+            rel = target.relative_to(self.out_dir).as_posix()
+            if rel not in self.files:
+                self.files[rel] = {"sha256": digest, "bytes": target.stat().st_size}
         return rel, digest
 
 

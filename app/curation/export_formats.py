@@ -16,9 +16,6 @@ from ..formats.vlrewardbench import order_to_ranks
 from ..records import ErrorTag, Item, Label
 from ..taxonomy import vlrewardbench_category
 
-#: Outcomes that express a decision (an ``unrated`` label only carries notes or marks).
-DECISIVE = ("prefer", "tie", "both_bad", "discard")
-
 
 @dataclass(frozen=True)
 class Preference:

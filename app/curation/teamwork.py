@@ -20,23 +20,21 @@ item identity with them, and no project id (``meta`` ``project_id`` or
 **Checked first, written whole or not at all.** Every row a pack or merge would copy is
 checked before anything is written (``store.merge_checks.check_source``); one bad row refuses the
 whole input with :class:`InvalidRowsError` listing what is wrong. Media files are copied
-through a temporary file, fsynced with their folders before the commit that names them, and
-listed beforehand in a journal beside the media folder (``.<stem>_media.<id>.journal``). A
+through a temporary file (:mod:`pairscope.app.durable`), fsynced with their folders before the
+commit that names them, and listed before they are renamed into place in a journal beside
+the media folder (``.<stem>_media.<id>.journal``). A
 failure (a full disk included) removes everything the call wrote and raises
 :class:`TeamworkError` with a plain message; a run killed outright leaves its journal, and
 the next merge or pack into the same place removes what it lists that no item names, and any
-``*.tmp`` copies, before it writes (holding the output's write lock, so never a live run's).
+temporary copies, before it writes (holding the output's write lock, so never a live run's).
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import glob
 import os
 import re
-import shutil
-import sqlite3
 import uuid as uuidlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,11 +42,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import IO, overload
 
+from ..durable import TMP_NAME, Made, file_sha256, fsync_dir, is_disk_full, remove_made, store_content
 from ..formats.media_refs import check_file
-from ..importer import file_sha256
 from ..judge.results import ensure_item_verdicts
+from ..project import NewProject, open_project
 from ..store import SchemaError, Store
-from ..store.connection import discard_new_project, utc_now
+from ..store.connection import utc_now
 from ..store.merge import CopyCounts, ForeignProjectError, ProjectCopier, ProjectSource
 from ..store.merge_checks import RowProblem, check_source
 from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
@@ -56,8 +55,8 @@ from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
 MERGE_FORMAT = "pairscope-merge"
 #: Problem lines an :class:`InvalidRowsError` message shows (all are in ``problems``).
 MAX_PROBLEMS = 20
-#: A media copy in progress: ``.<sha256><suffix>.<32 hex>.tmp`` beside its target.
-_TMP_NAME = re.compile(r"\.[0-9a-f]{64}[^/]*\.[0-9a-f]{32}\.tmp")
+#: A media copy in progress, as earlier versions named it (``durable.TMP_NAME`` now).
+_OLD_TMP_NAME = re.compile(r"\.[0-9a-f]{64}[^/]*\.[0-9a-f]{32}\.tmp")
 
 
 class TeamworkError(ValueError):
@@ -124,106 +123,50 @@ def _open_source(path: Path, *, check_integrity: bool = True) -> ProjectSource:
         raise ProjectFileError(str(exc)) from exc
 
 
-def _fsync(path: Path) -> None:
-    """Flush a file's or a folder's content and entries to the disk."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno != errno.EINVAL:  # a file system that cannot sync folders
-            raise
-    finally:
-        os.close(fd)
+class _MediaWriter(Made):
+    """What one pack or merge makes: the folders of the output and the media files it copies
+    into the output's media folder (``durable.store_content``, content-addressed). Each folder
+    and file inside the media folder is journaled before it is made (a killed run's are found
+    again), all is fsynced before the commit (:meth:`sync`) and removed again by :meth:`undo`."""
 
-
-class _Folders:
-    """Folders one call created, to remove again if it fails."""
-
-    def __init__(self) -> None:
-        self.made: list[Path] = []
-
-    @staticmethod
-    def missing(folder: Path) -> list[Path]:
-        """``folder`` and its ancestors that do not exist, outermost first."""
-        missing, p = [], folder.absolute()
-        while not p.exists():
-            missing.append(p)
-            p = p.parent
-        return missing[::-1]
-
-    def make(self, folder: Path) -> None:
-        for p in self.missing(folder):
-            p.mkdir(exist_ok=True)
-            self.made.append(p)
-
-    def undo(self) -> None:
-        for p in reversed(self.made):
-            with contextlib.suppress(OSError):
-                p.rmdir()  # only when empty
-
-
-class _MediaWriter:
-    """Copies media files into one project's media folder (content-addressed): journaled
-    before, fsynced before the commit (:meth:`sync`), removed again by :meth:`undo`."""
-
-    def __init__(self, project: Path, folders: _Folders):
+    def __init__(self, project: Path):
+        super().__init__()
         self.project = project
         self.folder = project.absolute().parent
         self.media_dir = self.folder / (project.stem + "_media")
-        self.folders = folders
-        self.written: list[Path] = []
         self._journal: IO[str] | None = None
         self._journal_path: Path | None = None
 
     def copy(self, source: Path) -> tuple[str, bool]:
         """The stored path (relative to the project's folder) of ``source``'s copy, and
         whether this call wrote it (a file with its content may be there already)."""
-        digest = file_sha256(source)
-        name = f"{digest}{source.suffix.lower()}"
-        target = self.media_dir / digest[:2] / name
-        stored = f"{self.media_dir.name}/{digest[:2]}/{name}"
-        if target.exists():
-            return stored, False
-        for folder in self.folders.missing(target.parent):
-            self._note("dir", folder)
-        self._note("file", target)  # before it exists: a killed run's copy is found again
-        self.folders.make(target.parent)
-        tmp = target.with_name(f".{name}.{uuidlib.uuid4().hex}.tmp")
-        try:
-            shutil.copyfile(source, tmp)
-            _fsync(tmp)
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        self.written.append(target)
-        return stored, True
+        target, _digest, written = store_content(source, self.media_dir, source.suffix.lower(), fanout=True, made=self)
+        return target.relative_to(self.folder).as_posix(), written
 
-    def _note(self, kind: str, path: Path) -> None:
+    def note(self, kind: str, path: Path) -> None:
+        super().note(kind, path)
+        if kind != "t" and (path == self.media_dir or self.media_dir in path.parents):  # temporary files: by name
+            self._journal_line("dir" if kind == "d" else "file", path)
+
+    def _journal_line(self, kind: str, path: Path) -> None:
         if self._journal is None:
             self._journal_path = self.folder / f".{self.media_dir.name}.{uuidlib.uuid4().hex}.journal"
             self._journal = open(self._journal_path, "x", encoding="utf-8")  # noqa: SIM115 (closed by done/undo)
-            _fsync(self.folder)
+            fsync_dir(self.folder)
         self._journal.write(f"{kind} {path.relative_to(self.folder).as_posix()}\n")
         self._journal.flush()
         os.fsync(self._journal.fileno())
-
-    def sync(self) -> None:
-        """fsync every file's folder and every new folder's parent (call before the commit)."""
-        folders = {p.parent for p in self.written} | {p.parent for p in self.folders.made}
-        for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
-            _fsync(folder)
 
     def done(self) -> None:
         """After the commit: the journal is no longer needed."""
         self._close_journal()
 
     def undo(self) -> None:
-        """Remove every file this writer copied, and its journal (the folders: ``_Folders``)."""
-        for p in self.written:
-            with contextlib.suppress(OSError):
-                p.unlink()
+        """Remove every file this call made, its journal, then its folders (call it after the
+        output project file is gone: a folder goes only when empty)."""
+        remove_made([entry for entry in self.made if entry[0] != "d"])
         self._close_journal()
+        remove_made([entry for entry in self.made if entry[0] == "d"])
 
     def _close_journal(self) -> None:
         if self._journal is not None:
@@ -235,14 +178,14 @@ class _MediaWriter:
         self._journal = self._journal_path = None
 
     def sweep(self, stored_paths: Iterable[str]) -> int:
-        """Remove what killed earlier runs left: ``*.tmp`` copies, and files their journals
+        """Remove what killed earlier runs left: temporary copies, and files their journals
         list that no media row of the project names (``stored_paths``). Run it holding the
         project's write lock. Returns how many files it removed."""
         named = {os.path.normpath(resolve_media_path(self.project, p)) for p in stored_paths}
         removed = 0
         if self.media_dir.is_dir():
-            for tmp in self.media_dir.glob("*/.*.tmp"):
-                if _TMP_NAME.fullmatch(tmp.name) and tmp.is_file():
+            for tmp in self.media_dir.glob("*/.*"):
+                if (TMP_NAME.fullmatch(tmp.name) or _OLD_TMP_NAME.fullmatch(tmp.name)) and tmp.is_file():
                     tmp.unlink()
                     removed += 1
         for journal in sorted(self.folder.glob(f".{glob.escape(self.media_dir.name)}.*.journal")):
@@ -299,15 +242,12 @@ def _refuse(problems: Sequence[RowProblem], action: str) -> None:
 
 def _why(exc: BaseException) -> str:
     """A failed write, in words."""
-    text = str(exc)
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        where = f" writing {exc.filename}" if exc.filename else ""
+    if is_disk_full(exc):
+        where = f" writing {exc.filename}" if isinstance(exc, OSError) and exc.filename else ""
         return f"the disk is full (no space left on device{where})"
-    if "disk is full" in text or getattr(exc, "sqlite_errorname", "") == "SQLITE_FULL":
-        return f"the disk is full ({text})"
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror + (f": {exc.filename}" if exc.filename else "")
-    return text
+    return str(exc)
 
 
 @contextlib.contextmanager
@@ -316,7 +256,7 @@ def _writing(action: str) -> Iterator[None]:
     :class:`TeamworkError`; the caller has removed what it wrote by the time it is seen."""
     try:
         yield
-    except (OSError, sqlite3.Error, SchemaError) as exc:
+    except (OSError, SchemaError) as exc:
         raise TeamworkError(f"{action} failed: {_why(exc)}; nothing was written") from exc
 
 
@@ -370,17 +310,14 @@ def pack_project(
         raise TeamworkError(f"nothing to pack: the selection in {store.path} holds no items")
     source_id = project_id(store)
     src = _open_source(store.path, check_integrity=False)
-    folders = _Folders()
-    media = _MediaWriter(out, folders)
-    new, touched, ok = None, False, False
+    media = _MediaWriter(out)
+    new, created, ok = None, None, False
     try:
         _refuse(check_source(src, None, selected=selected, annotator=name, judge=False), "packed")
         with _writing(f"packing {store.path} into {out}"):
-            touched = True
-            if out.exists():
-                discard_new_project(out, media=False)
-            folders.make(out.parent)
-            new = Store.create(out)
+            created = NewProject(out, media=False, replace=True)  # media: _MediaWriter's, swept below
+            media.mkdir(out.parent)
+            new = open_project(out, create=True)
             result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
             report = InputReport(path=str(store.path))
             with new.transaction():
@@ -403,10 +340,9 @@ def pack_project(
         src.close()
         if new is not None:
             new.close()
-        if not ok and touched:
+        if not ok and created is not None:
+            created.discard()
             media.undo()
-            discard_new_project(out, media=False)
-            folders.undo()
 
 
 def _pack_rows(new: Store, copier: ProjectCopier, selected: set[int] | None, result: PackResult, source: Path) -> None:
@@ -461,8 +397,8 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         raise TeamworkError("nothing to merge: no input projects given")
     report = MergeReport(out, created=not out.exists())
     sources: list[ProjectSource] = []
-    folders = _Folders()
-    media = _MediaWriter(out, folders)
+    created = NewProject(out, media=False)  # media: _MediaWriter's
+    media = _MediaWriter(out)
     store, ok = None, False
     try:
         for path in paths:
@@ -471,7 +407,7 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
                 continue
             sources.append(_open_source(path))
         if not report.created:
-            store = Store.open(out)
+            store = open_project(out)
         known_ext = store.dataset_ids() if store else set()
         lineage = {v for v in (store.meta("project_id"), store.meta("pack_source_project_id")) if v} if store else set()
         for src in sources:
@@ -482,8 +418,8 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         _refuse([p for src in sources for p in check_source(src, store)], "merged")
         with _writing(f"merging into {out}"):
             if store is None:
-                folders.make(out.parent)
-                store = Store.create(out)
+                media.mkdir(out.parent)
+                store = open_project(out, create=True)
             with store.transaction():  # holds the write lock: no other merge is copying now
                 report.leftovers_removed = media.sweep(store.media_paths())
                 origin = {key: str(out) for key in store.identities()}  # identity -> where its version came from
@@ -500,10 +436,8 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
         if store is not None:
             store.close()
         if not ok:
+            created.discard()
             media.undo()
-            if report.created:
-                discard_new_project(out, media=False)
-            folders.undo()
 
 
 def _merge_one(

@@ -17,6 +17,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from ..durable import Made, content_name, store_content
+
 #: (offset, magic bytes, kind, suffix) — checked in order.
 _SIGNATURES: tuple[tuple[int, bytes, str, str], ...] = (
     (0, b"\x89PNG", "image", ".png"),
@@ -108,27 +110,14 @@ def store_bytes(media_dir: Path, data: bytes, written: list[Path]) -> tuple[Path
     found = sniff_media(data[:16])
     digest = hashlib.sha256(data).hexdigest()
     if found is None or found[0] != "image":
-        return media_dir / digest[:2] / digest, "the image bytes are not an image file PairScope can show"
-    target = media_dir / digest[:2] / f"{digest}{found[1]}"
-    if not target.exists():
-        new_folder = not target.parent.exists()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(target.suffix + ".part")
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())  # on disk before the commit that names it
-        tmp.replace(target)
-        # the rename (and a new folder) must be on disk too before the commit names the file
-        for folder in (target.parent, media_dir) if new_folder else (target.parent,):
-            _fsync_folder(folder)
+        return media_dir / content_name(digest, fanout=True), "the image bytes are not an image file PairScope can show"
+    made = Made()
+    try:
+        target, _, new = store_content(data, media_dir, found[1], fanout=True, made=made, digest=digest)
+        made.sync()  # the file, its rename and a new folder on disk before the commit names it
+    except BaseException:
+        made.undo()
+        raise
+    if new:
         written.append(target)
     return target, None
-
-
-def _fsync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .connection import DiskFullError, ReadOnlyError, StoreBase, discard_new_project, project_media_dir
+from .connection import StoreBase, project_media_dir
+from .errors import (
+    DiskFullError,
+    ReadOnlyError,
+    StoreBusy,
+    StoreConflict,
+    StoreCorrupt,
+    StoreError,
+    StoreIOError,
+    translating,
+)
 from .items import AddResult, ItemsMixin, content_hash
 from .judge import JudgeMixin, RunRecord, VerdictRecord
 from .labels import LabelsMixin
@@ -19,7 +29,9 @@ from .stats_queries import StatsMixin
 
 
 # Each part subclasses StoreBase and the parts it calls (MergeMixin: ItemsMixin; StatsMixin:
-# JudgeMixin, SnapshotMixin), so it is listed before them.
+# JudgeMixin, SnapshotMixin), so it is listed before them. A sqlite3 error leaving any public
+# method is raised as the store's own (errors.py).
+@translating
 class Store(MergeMixin, ItemsMixin, LabelsMixin, StatsMixin, JudgeMixin, SnapshotMixin, StoreBase):
     """A PairScope project file. Safe to share between threads (calls are serialized)."""
 
@@ -47,10 +59,14 @@ __all__ = [
     "SchemaError",
     "ReadOnlyError",
     "DiskFullError",
+    "StoreBusy",
+    "StoreConflict",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreIOError",
     "AddResult",
     "content_hash",
     "LATEST_VERSION",
     "MIGRATIONS",
-    "discard_new_project",
     "project_media_dir",
 ]

@@ -15,7 +15,6 @@ read-only connection; when its ``-wal`` holds changes SQLite cannot read there (
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import shutil
@@ -24,13 +23,16 @@ import stat
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, NoReturn, Self
 
 import orjson
 
+from ..durable import is_disk_full, is_read_only
 from .clock import utc_now as utc_now  # re-exported: the store's timestamps
+from .errors import DiskFullError, ReadOnlyError, StoreCorrupt, damaged, is_damage, is_full, is_readonly, store_error
 from .schema import LATEST_VERSION, SchemaError, Shape, current_version, expected_shapes, migrate, normalize_sql
 
 BUSY_TIMEOUT_MS = 5000
@@ -42,24 +44,9 @@ SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 #: SQLite's own objects that may appear in any database (autoindexes are matched by prefix).
 SQLITE_TABLES = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4"})
 WAL_HEADER_BYTES = 32
-FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
-READ_ONLY_ERRNOS = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
 
 
-class ReadOnlyError(SchemaError, PermissionError):
-    """A write was attempted on a project that is open read-only (or cannot be written)."""
-
-
-class DiskFullError(SchemaError, OSError):
-    """A write failed because the disk is full; the transaction was rolled back (nothing of it
-    was kept). ``errno`` is ``ENOSPC``; the SQLite or OS error is the ``__cause__``."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.errno = errno.ENOSPC
-
-
-def loads(text: str | bytes):
+def loads(text: str | bytes) -> Any:
     """A JSON column's value: orjson, else ``json`` for what orjson refuses (a NaN literal
     that ``json.dumps`` wrote in a project of an earlier version)."""
     try:
@@ -68,7 +55,7 @@ def loads(text: str | bytes):
         return json.loads(text)
 
 
-def dumps(value) -> str:
+def dumps(value: object) -> str:
     """Compact, key-sorted UTF-8 JSON as stored in the project's JSON columns.
 
     orjson writes NaN/Infinity as null, where ``json`` would write invalid JSON.
@@ -89,17 +76,6 @@ def project_media_dir(path: str | Path) -> Path:
     return path.with_name(path.stem + "_media")
 
 
-def discard_new_project(path: str | Path, *, media: bool) -> None:
-    """Remove a project file this process has just created, with its ``-wal``/``-shm``/
-    ``-journal`` files and, when ``media``, its media folder (e.g. after a failed first import)."""
-    path = Path(path)
-    for victim in (path, *(Path(f"{path}{suffix}") for suffix in SIDE_SUFFIXES)):
-        with contextlib.suppress(OSError):
-            victim.unlink()
-    if media:
-        shutil.rmtree(project_media_dir(path), ignore_errors=True)
-
-
 def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
     return sqlite3.connect(
         target, uri=uri, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
@@ -108,18 +84,6 @@ def _connect(target: str, *, uri: bool = False) -> sqlite3.Connection:
 
 def _ro_uri(path: Path, *, immutable: bool = False) -> str:
     return path.absolute().as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
-
-
-def _errorname(exc: BaseException) -> str:
-    return getattr(exc, "sqlite_errorname", "") or ""
-
-
-def _is_readonly_error(exc: sqlite3.Error) -> bool:
-    return _errorname(exc).startswith("SQLITE_READONLY")
-
-
-def _is_damage(exc: sqlite3.Error) -> bool:
-    return _errorname(exc).startswith("SQLITE_CORRUPT")
 
 
 def _existing_folder(path: Path) -> Path:
@@ -265,8 +229,8 @@ class StoreBase:
                     self._refuse_foreign_objects(conn, version)
                     self._refuse_damage(conn)
         except sqlite3.DatabaseError as exc:
-            if _is_damage(exc):
-                raise SchemaError(self._damaged(str(exc))) from exc
+            if is_damage(exc):
+                raise StoreCorrupt(damaged(self.path, str(exc))) from exc
             raise SchemaError(f"{self.path} is not a usable PairScope project: {exc}") from exc
         return version
 
@@ -363,13 +327,7 @@ class StoreBase:
     def _refuse_damage(self, conn: sqlite3.Connection) -> None:
         problems = [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(5)")]
         if problems != ["ok"]:
-            raise SchemaError(self._damaged("SQLite's quick check reports: " + "; ".join(problems)))
-
-    def _damaged(self, why: str) -> str:
-        return (
-            f"{self.path} is damaged ({why}); refusing to open it. Restore it from a backup, or rescue"
-            f" what can be read with: sqlite3 {self.path.name} .recover"
-        )
+            raise StoreCorrupt(damaged(self.path, "SQLite's quick check reports: " + "; ".join(problems)))
 
     def _make_folder(self) -> None:
         """Create the folder of a new project; a read-only place or a full disk is said plainly."""
@@ -383,9 +341,9 @@ class StoreBase:
             )
 
     def _os_failure(self, exc: OSError, what: str) -> OSError:
-        if exc.errno in FULL_ERRNOS:
+        if is_disk_full(exc):
             return DiskFullError(f"the disk is full ({what}: {exc.strerror})")
-        if exc.errno in READ_ONLY_ERRNOS:
+        if is_read_only(exc):
             folder = _existing_folder(Path(exc.filename)) if exc.filename else self.path.parent
             return ReadOnlyError(f"{what}: the folder {folder} is read-only ({exc.strerror})")
         return exc
@@ -413,12 +371,12 @@ class StoreBase:
             raise
 
     def _open_error(self, exc: sqlite3.DatabaseError) -> SchemaError:
-        if _errorname(exc) == "SQLITE_FULL":
+        if is_full(exc):
             return DiskFullError(f"the disk is full ({self.path} could not be opened or upgraded: {exc})")
-        if not self.readonly and (_is_readonly_error(exc) or not self._writable()):
+        if not self.readonly and (is_readonly(exc) or not self._writable()):
             return ReadOnlyError(f"{self.path} cannot be written (the file or its folder is read-only): {exc}")
-        if _is_damage(exc):
-            return SchemaError(self._damaged(str(exc)))
+        if is_damage(exc):
+            return StoreCorrupt(damaged(self.path, str(exc)))
         return SchemaError(f"{self.path} is not a usable PairScope project: {exc}")
 
     def _open_readwrite(self) -> None:
@@ -493,9 +451,10 @@ class StoreBase:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """Run the block as one IMMEDIATE transaction (nested blocks join the outer one).
 
-        Raises :class:`ReadOnlyError` when the block writes to a project that cannot be written
-        and :class:`DiskFullError` when the disk is full (SQLite may already have rolled back by
-        itself; the transaction is rolled back once and the cause is kept).
+        A failure is raised as the store's error (:mod:`.errors`): :class:`ReadOnlyError` when
+        the block writes to a project that cannot be written, :class:`DiskFullError` when the
+        disk is full (SQLite may already have rolled back by itself; the transaction is rolled
+        back once and the cause is kept), ``StoreBusy`` ...
         """
         with self._lock:
             if self._depth:
@@ -505,26 +464,30 @@ class StoreBase:
                 finally:
                     self._depth -= 1
                 return
-            self.conn.execute("BEGIN" if self.readonly else "BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN" if self.readonly else "BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:  # SQLITE_BUSY: another process held the write lock too long
+                self._raise_failure(exc)
             self._depth = 1
             try:
                 yield self.conn
             except BaseException as exc:
                 self._depth = 0
                 self._rollback()
-                failure = self._write_failure(exc)
-                if failure is None:
-                    raise
-                raise failure from exc
+                self._raise_failure(exc)
             self._depth = 0
             try:
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback()
-                failure = self._write_failure(exc)
-                if failure is None:
-                    raise
-                raise failure from exc
+                self._raise_failure(exc)
+
+    def _raise_failure(self, exc: BaseException) -> NoReturn:
+        """Raise ``exc`` as the store's own error (:mod:`.errors`), or as it is."""
+        failure = store_error(exc, self.path, readonly=self.readonly)
+        if failure is None:
+            raise exc
+        raise failure from exc
 
     def _rollback(self) -> None:
         """Roll back the open transaction, if SQLite has not already done so (it does after
@@ -533,22 +496,7 @@ class StoreBase:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
 
-    def _write_failure(self, exc: BaseException) -> SchemaError | None:
-        """The clear error for a write that failed with ``exc``, or ``None`` to re-raise it."""
-        if isinstance(exc, SchemaError):
-            return None
-        if isinstance(exc, sqlite3.Error) and _is_readonly_error(exc):
-            how = "open read-only" if self.readonly else "read-only"
-            return ReadOnlyError(f"project {self.path} is {how}; nothing was written ({exc})")
-        full = isinstance(exc, sqlite3.Error) and _errorname(exc) == "SQLITE_FULL"
-        if full or (isinstance(exc, OSError) and exc.errno in FULL_ERRNOS):
-            return DiskFullError(
-                f"the disk is full ({exc}): the change to {self.path} was rolled back and nothing of it"
-                " was written; free some space and try again"
-            )
-        return None
-
-    def query(self, sql: str, params=()) -> list[tuple]:
+    def query(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             return self.conn.execute(sql, params).fetchall()
 
@@ -579,10 +527,10 @@ class StoreBase:
                 self._registered = False
                 _register_open(self.path, -1)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -595,5 +543,4 @@ __all__ = [
     "dumps",
     "inserted_id",
     "project_media_dir",
-    "discard_new_project",
 ]

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..records import STATED_OUTCOMES
+
 if TYPE_CHECKING:  # pragma: no cover
     from .connection import StoreBase
 
 
-def _marks(ids: Sequence[int]) -> str:
+def _marks(ids: Sequence[object]) -> str:
     return ",".join("?" * len(ids))
 
 
@@ -33,8 +35,9 @@ def queue_label_rows(store: StoreBase) -> list[tuple[int, str, str, int | None]]
     return store.query(
         "SELECT lc.item_id, a.name, lc.outcome, lc.preferred FROM label_current lc"
         " JOIN annotators a ON a.id = lc.annotator_id"
-        " WHERE lc.kind = 'label' AND lc.outcome IN ('prefer', 'tie', 'both_bad')"
-        " ORDER BY lc.item_id, a.name"
+        f" WHERE lc.kind = 'label' AND lc.outcome IN ({_marks(STATED_OUTCOMES)})"
+        " ORDER BY lc.item_id, a.name",
+        STATED_OUTCOMES,
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..records import ItemFilter
+from .errors import StoreError
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Store
@@ -95,7 +96,7 @@ def check_index(store: Store) -> bool:
     """Whether the full-text index matches the items exactly."""
     try:
         store.query("INSERT INTO item_text (item_text, rank) VALUES ('integrity-check', 1)")
-    except sqlite3.DatabaseError:
+    except StoreError:  # SQLITE_CORRUPT_VTAB, as the store raises it
         return False
     return True
 
