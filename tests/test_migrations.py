@@ -13,8 +13,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from helpers import fake_run
 
+from helpers import fake_run
 from pairscope.app.judge.results import ensure_item_verdicts, record_verdicts
 from pairscope.app.records import LABELED_OUTCOMES, Item, Reference, Response
 from pairscope.app.store import Store, VerdictRecord
@@ -190,7 +190,9 @@ def test_a_project_made_by_an_earlier_migration_5_opens_repaired(tmp_path, varia
         store.add_items([Item("o3", "q", (Response(0, "x"), Response(1, "y")), reference=Reference(ranking=(1, 0)))])
         run = fake_run(store)
         item_id = store.item_id("o3")
-        record_verdicts(store, run, [VerdictRecord(run.id, item_id, 0, (0, 1), "[[B]]", 1, None, True, "", confidence=0.9)])
+        record_verdicts(
+            store, run, [VerdictRecord(run.id, item_id, 0, (0, 1), "[[B]]", 1, None, True, "", confidence=0.9)]
+        )
         assert store.query("SELECT verdict, confidence FROM judge_items WHERE run_id = ?", (run.id,)) == [
             ("right", pytest.approx(0.9))
         ]

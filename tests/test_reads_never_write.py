@@ -44,6 +44,7 @@ def statements_of(conn):
     finally:
         conn.set_trace_callback(None)
 
+
 _HOLDER = textwrap.dedent("""
     import sqlite3, sys, time
     conn = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=0)

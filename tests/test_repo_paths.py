@@ -156,7 +156,7 @@ def test_a_docstring_naming_a_moved_module_fails(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text(
         '"""Decided by ``app.judge.votes`` (see app/judge/votes.py), not ``app.judging.vote``;\n'
-        "read by pairscope.app.store.Store and pairscope.app.nowhere.thing, or app/gone.py.\"\"\"\n"
+        'read by pairscope.app.store.Store and pairscope.app.nowhere.thing, or app/gone.py."""\n'
     )
     assert stale_code_references([planted]) == [
         "planted.py:1: app.judging.vote",

@@ -214,10 +214,10 @@ def import_verdicts(
     return store.run(run.id)
 
 
-def _number(x) -> bool:
+def _number(x: object) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "…"

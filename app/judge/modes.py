@@ -1,7 +1,8 @@
 """Judging modes: each one owns how it plans an item's samples, renders the prompt, parses an
 answer, turns stored samples into item votes and reads a sample back in the panels.
 
-``MODES`` is the registry; nothing outside this module branches on a mode's name.
+``MODES`` is the registry; nothing outside this module branches on a mode's name
+(``tests/test_mode_names.py`` fails on a comparison with one, or a ``case`` on one).
 
 - ``pairwise``: the judge sees all responses in a seeded order and names the better one.
 - ``pointwise``: the judge scores each response alone; per sample, the unique top score wins.
@@ -12,7 +13,7 @@ answer, turns stored samples into item votes and reads a sample back in the pane
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -68,11 +69,17 @@ class Samples:
         return cls(stored, ok, parsed, choice, score)
 
 
-def _fit(a: np.ndarray, width: int, fill) -> np.ndarray:
+def _fit(a: np.ndarray, width: int, fill: bool | float) -> np.ndarray:
     """``a`` cut or padded with ``fill`` to ``width`` columns."""
     if a.shape[1] >= width:
         return a[:, :width]
     return np.concatenate([a, np.full((a.shape[0], width - a.shape[1]), fill, dtype=a.dtype)], axis=1)
+
+
+#: ``(sample index, order shown)`` for each sample an item gets.
+Plan = list[tuple[int, tuple[int, ...]]]
+#: Names a response (by index) as the reviewer sees it.
+Screen = Callable[[int], str]
 
 
 class JudgingMode:
@@ -82,7 +89,7 @@ class JudgingMode:
     votes_on_preference: bool = True  # its samples vote for a response (step runs score steps)
     shows_order: bool = False  # the judge sees several responses in an order (position bias applies)
 
-    def plan(self, ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> list[tuple[int, tuple[int, ...]]]:
+    def plan(self, ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> Plan:
         """``(sample index, order shown)`` for every sample of an item with ``n`` responses."""
         raise NotImplementedError
 
@@ -125,7 +132,7 @@ class JudgingMode:
         verdicts_ = self.item_verdicts([item_id], [n_responses], [verdicts], k, both_orders)
         return None if verdicts_ is None else verdicts_[0]
 
-    def sample_reading(self, verdict: VerdictRecord, screen) -> str:
+    def sample_reading(self, verdict: VerdictRecord, screen: Screen) -> str:
         """How one stored sample reads in the review/judge panels; ``screen(index)`` names a
         response as the reviewer sees it."""
         if verdict.error:
@@ -134,7 +141,7 @@ class JudgingMode:
             return "unparsed"
         return self._reading(verdict, screen)
 
-    def _reading(self, verdict: VerdictRecord, screen) -> str:
+    def _reading(self, verdict: VerdictRecord, screen: Screen) -> str:
         raise NotImplementedError
 
     def decisive_span(self, verdict: VerdictRecord, item: Item, parser: str = "lenient") -> tuple[int, int] | None:
@@ -148,12 +155,12 @@ class Pairwise(JudgingMode):
     name = "pairwise"
     shows_order = True
 
-    def plan(self, ext_id, n, k, both_orders, seed):
+    def plan(self, ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> Plan:
         """Sample ``j`` shuffles the responses with ``Random(f"{seed}:{ext_id}:{j}")``; with
         ``both_orders`` it is judged twice, as samples ``2j`` (that order) and ``2j+1`` (reversed)."""
         if n < 2:
             return []  # a single (step-wise) response has nothing to compare with
-        plan = []
+        plan: Plan = []
         for j in range(k):
             order = list(range(n))
             random.Random(f"{seed}:{ext_id}:{j}").shuffle(order)
@@ -163,18 +170,18 @@ class Pairwise(JudgingMode):
                 plan.append((j, tuple(order)))
         return plan
 
-    def render(self, template, item, order):
+    def render(self, template: PromptTemplate, item: Item, order: tuple[int, ...]) -> str:
         return render_pairwise(template, item.prompt, [item.responses[i].text for i in order])
 
-    def parse(self, text, item, order, parser="lenient"):
+    def parse(self, text: str, item: Item, order: tuple[int, ...], parser: str = "lenient") -> Parsed:
         v = pairwise_parser(parser)(text, len(order))
         choice = order[v.choice] if v.parsed and v.choice is not None else None
         return Parsed(v.parsed, choice, None, v.span)
 
-    def planned_votes(self, k, both_orders):
+    def planned_votes(self, k: int, both_orders: bool) -> int:
         return 2 * k if both_orders else k
 
-    def vote_table(self, samples, n_responses, k, both_orders):
+    def vote_table(self, samples: Samples, n_responses: np.ndarray, k: int, both_orders: bool) -> np.ndarray:
         width = self.planned_votes(k, both_orders)
         stored = _fit(samples.stored, width, False)
         ok = _fit(samples.ok, width, False)
@@ -183,25 +190,25 @@ class Pairwise(JudgingMode):
         said = np.where(np.isnan(choice), TIE, choice)
         return np.where(stored, np.where(ok, np.where(parsed, said, UNPARSED), ERROR), np.nan)
 
-    def _reading(self, verdict, screen):
+    def _reading(self, verdict: VerdictRecord, screen: Screen) -> str:
         return screen(verdict.choice) if verdict.choice is not None else "tie"
 
 
 class Pointwise(JudgingMode):
     name = "pointwise"
 
-    def plan(self, ext_id, n, k, both_orders, seed):
+    def plan(self, ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> Plan:
         """One generation per response per sample: sample ``j`` of response ``r`` is ``j·n + r``."""
         return [(j * n + r, (r,)) for j in range(k) for r in range(n)]
 
-    def render(self, template, item, order):
+    def render(self, template: PromptTemplate, item: Item, order: tuple[int, ...]) -> str:
         return render_pointwise(template, item.prompt, item.responses[order[0]].text)
 
-    def parse(self, text, item, order, parser="lenient"):
+    def parse(self, text: str, item: Item, order: tuple[int, ...], parser: str = "lenient") -> Parsed:
         s = score_parser(parser)(text)
         return Parsed(s.parsed, order[0] if s.parsed else None, (s.score,), s.span)
 
-    def vote_table(self, samples, n_responses, k, both_orders):
+    def vote_table(self, samples: Samples, n_responses: np.ndarray, k: int, both_orders: bool) -> np.ndarray:
         """Sample ``j`` votes for the unique top of its n scores; a shared top score is a tie;
         a failed score makes it an error, an unparsed one unparsed, a missing one missing."""
         votes = np.full((len(n_responses), k), np.nan)
@@ -225,7 +232,7 @@ class Pointwise(JudgingMode):
             votes[rows] = vote
         return votes
 
-    def _reading(self, verdict, screen):
+    def _reading(self, verdict: VerdictRecord, screen: Screen) -> str:
         score = verdict.scores[0] if verdict.scores else None
         return f"{screen(verdict.order_shown[0])} scored {score:g}" if score is not None else "unparsed"
 
@@ -234,18 +241,18 @@ class Step(JudgingMode):
     name = "step"
     votes_on_preference = False
 
-    def plan(self, ext_id, n, k, both_orders, seed):
+    def plan(self, ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> Plan:
         return [(j * n + r, (r,)) for j in range(k) for r in range(n)]
 
-    def render(self, template, item, order):
+    def render(self, template: PromptTemplate, item: Item, order: tuple[int, ...]) -> str:
         response = item.responses[order[0]]
         return render_steps(template, item.prompt, [s.text for s in response.steps] or [response.text])
 
-    def parse(self, text, item, order, parser="lenient"):
+    def parse(self, text: str, item: Item, order: tuple[int, ...], parser: str = "lenient") -> Parsed:
         st = step_parser(parser)(text, len(item.responses[order[0]].steps) or 1)
         return Parsed(st.parsed, order[0], tuple(st.scores), st.span)
 
-    def _reading(self, verdict, screen):
+    def _reading(self, verdict: VerdictRecord, screen: Screen) -> str:
         scores = ", ".join("?" if s is None else f"{s:g}" for s in (verdict.scores or ()))
         return f"{screen(verdict.order_shown[0])} step scores {scores}"
 

@@ -8,7 +8,7 @@ verdicts they change (``judge_items``, read by the filters) in one transaction.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..store import RunRecord, Store, VerdictRecord
@@ -61,7 +61,7 @@ def item_verdicts(store: Store, run: RunRecord, item_ids: Iterable[int] | None =
     return _decide(store, run, _samples_by_item(store, run, item_ids))[0]
 
 
-def verdict_phrases(verdict: ItemVerdict | None, screen, reference: int | None) -> list[str]:
+def verdict_phrases(verdict: ItemVerdict | None, screen: Callable[[int], str], reference: int | None) -> list[str]:
     """How the judge panel words a run's verdict on an item: the official decision with its
     votes of K, the plurality when it differs, unparsed and failed samples apart, agreement
     with the dataset and across orders. ``screen(index)`` names a response as the user sees it."""
@@ -184,7 +184,7 @@ class RunSummary:
     def line(self) -> str:
         """One plain-text paragraph for the CLI and the judge panel; every figure labelled."""
 
-        def pct(x):
+        def pct(x: float | None) -> str:
             return "n/a" if x is None else f"{100 * x:.1f}%"
 
         if self.samples and self.failed == self.samples:

@@ -7,7 +7,7 @@ with the dataset's reference.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -100,7 +100,11 @@ def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Colle
 
 
 def run_lines(
-    store: Store, item: Item, samples: Sequence[VerdictRecord], screen, run_ids: Collection[int] | None
+    store: Store,
+    item: Item,
+    samples: Sequence[VerdictRecord],
+    screen: Callable[[int], str],
+    run_ids: Collection[int] | None,
 ) -> tuple[RunVerdictLine, ...]:
     """Every run's item verdict on ``item`` (of ``run_ids``, in that order; None: every run that
     judged it, by id), decided by the one vote (``results.item_verdict``)."""

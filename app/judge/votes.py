@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 TIE, UNPARSED, ERROR = -1.0, -2.0, -3.0
 CONVENTIONS = ("official", "plurality")
@@ -113,7 +114,9 @@ class ItemVerdict:
     errors: tuple[str, ...] = field(default=())
 
     @classmethod
-    def from_table(cls, item_ids: Sequence[int], table, both_orders: bool, errors: Sequence = ()) -> list[ItemVerdict]:
+    def from_table(
+        cls, item_ids: Sequence[int], table: npt.ArrayLike, both_orders: bool, errors: Sequence[Sequence[str]] = ()
+    ) -> list[ItemVerdict]:
         """The verdicts of several items from their rows of a vote table, decided in one go
         (``errors``: each item's failure reasons, in row order)."""
         t = np.atleast_2d(np.asarray(table, dtype=float))
@@ -133,7 +136,9 @@ class ItemVerdict:
         ]
 
     @classmethod
-    def from_votes(cls, item_id: int, votes, both_orders: bool, errors=()) -> ItemVerdict:
+    def from_votes(
+        cls, item_id: int, votes: npt.ArrayLike, both_orders: bool, errors: Sequence[str] = ()
+    ) -> ItemVerdict:
         """One item's verdict from its row of the vote table."""
         return cls.from_table([item_id], np.asarray(votes, dtype=float).reshape(1, -1), both_orders, [errors])[0]
 

@@ -24,7 +24,7 @@ resamples there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import combinations
 from typing import Any
 
@@ -201,7 +201,7 @@ def strict_labels(labels: Labels, n_responses: np.ndarray) -> Labels:
     return {name: coded for name, coded in out.items() if not np.all(np.isnan(coded))}
 
 
-def _resample_weights(p: _Profiles, n: int, rng: np.random.Generator, chunk: int):
+def _resample_weights(p: _Profiles, n: int, rng: np.random.Generator, chunk: int) -> Iterator[np.ndarray]:
     """Yield (rows × profiles) weights: how often each profile is drawn when n_items item indices
     are resampled with replacement, ``chunk`` resamples at a time."""
     probabilities = p.counts / p.n_items

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..store import Store
 from .data import BOTH_BAD, TIE, StatsData
 
 CONVENTIONS = ("official", "plurality")
@@ -563,7 +564,7 @@ def build_dashboard(
     return Dashboard(**tables, figures=entries, missing=missing)
 
 
-def compute_dashboard(store, bootstrap: int = 200) -> tuple[dict[str, Any], Dashboard]:
+def compute_dashboard(store: Store, bootstrap: int = 200) -> tuple[dict[str, Any], Dashboard]:
     """The report of ``store`` and its dashboard, from one read of the project (the label
     counts and the report cannot differ by a label saved meanwhile)."""
     from .data import load_stats_data

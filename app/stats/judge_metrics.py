@@ -24,11 +24,11 @@ Keys of the returned dicts are strings so a report survives a JSON round trip un
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
 
-from ..judge.modes import Samples, get_mode
+from ..judge.modes import MODES, Samples, get_mode
 from ..judge.votes import CONVENTIONS, DEFAULT_CONVENTION, ERROR, UNPARSED, decide, decide_counts, vote_counts
 from ..judge.votes import TIE as TIE_VOTE
 from ..label_schema import error_kind_order, kind_order_key
@@ -152,7 +152,17 @@ def run_metrics(
     return out
 
 
-def _convention_metrics(data, votes, cumulative, convention, target, scored, categories, run, step) -> dict[str, Any]:
+def _convention_metrics(
+    data: StatsData,
+    votes: np.ndarray,
+    cumulative: np.ndarray,
+    convention: str,
+    target: np.ndarray,
+    scored: np.ndarray,
+    categories: Sequence[str],
+    run: RunData,
+    step: int,
+) -> dict[str, Any]:
     width = votes.shape[1]
     verdict = decide_counts(cumulative[:, -1], convention, width) if width else np.full(len(votes), np.nan)
     decided = scored & ~np.isnan(verdict)
@@ -200,7 +210,7 @@ def ties_accuracy(decision: np.ndarray, target: np.ndarray, judged: np.ndarray) 
     return out
 
 
-def _ties(votes, convention, target, judged) -> dict[str, Any]:
+def _ties(votes: np.ndarray, convention: str, target: np.ndarray, judged: np.ndarray) -> dict[str, Any]:
     """:func:`ties_accuracy` of a run, a tie decision being tie votes winning the convention."""
     return ties_accuracy(decide_with_ties(votes, convention), target, judged)
 
@@ -294,19 +304,21 @@ def pointwise_vs_pairwise(data: StatsData, target: np.ndarray | None = None) -> 
     """For every model path with both pairwise and pointwise runs: each run's headline accuracy,
     and the latest run of each mode compared on the items both scored (same denominator, so
     ``accuracy_unparsed_wrong`` is directly comparable; ``agreement`` = share of items both
-    decided on which they picked the same response)."""
+    decided on which they picked the same response). The modes compared are those that vote
+    on a preference (pairwise and pointwise), keyed by name."""
     target = data.ref_chosen if target is None else np.asarray(target, dtype=float)
+    compared = [name for name, mode in MODES.items() if mode.votes_on_preference]
     by_model: dict[str, dict[str, list[RunData]]] = {}
     for r in data.runs:
-        if r.run.mode in ("pairwise", "pointwise"):
+        if r.run.mode in compared:
             by_model.setdefault(r.run.model_path, {}).setdefault(r.run.mode, []).append(r)
     models = []
     for model_path, modes in by_model.items():
         if len(modes) < 2:
             continue
         entry: dict[str, Any] = {"model_path": model_path}
-        latest = {}
-        for mode in ("pairwise", "pointwise"):
+        latest: dict[str, tuple[RunData, np.ndarray]] = {}
+        for mode in compared:
             entry[mode] = []
             for r in sorted(modes[mode], key=lambda r: r.run.id):
                 verdict = item_verdicts(data, r)
@@ -323,15 +335,15 @@ def pointwise_vs_pairwise(data: StatsData, target: np.ndarray | None = None) -> 
                 )
         entry["common"] = None
         if len(latest) == 2:
-            (pw_run, pw), (pt_run, pt) = latest["pairwise"], latest["pointwise"]
-            common = judged_items(pw_run) & judged_items(pt_run) & _names_response(target)
-            both = common & ~np.isnan(pw) & ~np.isnan(pt)
+            (a, (a_run, a_verdict)), (b, (b_run, b_verdict)) = latest.items()
+            common = judged_items(a_run) & judged_items(b_run) & _names_response(target)
+            both = common & ~np.isnan(a_verdict) & ~np.isnan(b_verdict)
             entry["common"] = {
-                "pairwise_run": int(pw_run.run.id),
-                "pointwise_run": int(pt_run.run.id),
-                "pairwise": accuracy_on(pw, target, common),
-                "pointwise": accuracy_on(pt, target, common),
-                "agreement": _share((both & (pw == pt)).sum(), both.sum()),
+                f"{a}_run": int(a_run.run.id),
+                f"{b}_run": int(b_run.run.id),
+                a: accuracy_on(a_verdict, target, common),
+                b: accuracy_on(b_verdict, target, common),
+                "agreement": _share((both & (a_verdict == b_verdict)).sum(), both.sum()),
             }
         models.append(entry)
     return {"models": models}
@@ -344,7 +356,7 @@ def _names_response(target: np.ndarray) -> np.ndarray:
     return np.isfinite(target) & (target >= 0) & (target != TIE) & (target != BOTH_BAD)
 
 
-def _share(num, den) -> float | None:
+def _share(num: SupportsFloat, den: SupportsFloat) -> float | None:
     return float(num) / float(den) if den else None
 
 
@@ -359,7 +371,9 @@ def _factorize(values: np.ndarray) -> tuple[list[str], np.ndarray]:
     return [str(v) for v in distinct], codes
 
 
-def _per_group(values: np.ndarray, scored, decided, correct, extra: Sequence[str] = ()) -> dict[str, Any]:
+def _per_group(
+    values: np.ndarray, scored: np.ndarray, decided: np.ndarray, correct: np.ndarray, extra: Sequence[str] = ()
+) -> dict[str, Any]:
     """``n``, both accuracies, ``unparsed`` and Wilson CIs per distinct value (sorted)."""
     names, codes = _factorize(values)
     names += [c for c in extra if c not in names]
@@ -378,7 +392,9 @@ def _per_group(values: np.ndarray, scored, decided, correct, extra: Sequence[str
     return per
 
 
-def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str]) -> dict[str, Any]:
+def _per_category(
+    data: StatsData, scored: np.ndarray, decided: np.ndarray, correct: np.ndarray, extra: Sequence[str]
+) -> dict[str, Any]:
     per = _per_group(data.categories, scored, decided, correct, extra)
     used = [c for c, v in per.items() if v["accuracy"] is not None]
     used_wrong = [c for c, v in per.items() if v["accuracy_unparsed_wrong"] is not None]
@@ -393,7 +409,7 @@ def _per_category(data: StatsData, scored, decided, correct, extra: Sequence[str
     }
 
 
-def _per_source(data: StatsData, scored, decided, correct) -> dict[str, Any]:
+def _per_source(data: StatsData, scored: np.ndarray, decided: np.ndarray, correct: np.ndarray) -> dict[str, Any]:
     """Accuracy per VL-RewardBench ``query_source`` (rlaif-v, povid, wildvision, mathverse …),
     over the items that name one."""
     if data.sources is None or not len(data.sources):
@@ -420,7 +436,7 @@ def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:
     return present, per_tuple[codes]
 
 
-def _per_error_type(data: StatsData, scored, decided, correct) -> dict[str, Any]:
+def _per_error_type(data: StatsData, scored: np.ndarray, decided: np.ndarray, correct: np.ndarray) -> dict[str, Any]:
     """Judge error rate per dataset error kind: ``error_rate`` = wrong / decided tagged items,
     ``error_rate_unparsed_wrong`` = (tagged − correct) / tagged; an item counts once per kind."""
     kinds, tags = _tag_matrix(data)

@@ -8,17 +8,21 @@ matplotlib is imported when a figure is first drawn (~0.4 s), never at start-up.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 
-def _figure(width: float = 6.4, height: float = 3.6):
+def _figure(width: float = 6.4, height: float = 3.6) -> tuple[Figure, Axes]:
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
     return fig, fig.add_subplot()
 
 
-def length_histogram(report: dict[str, Any]):
+def length_histogram(report: dict[str, Any]) -> Figure:
     """(chosen − rejected words) / chosen words over the dataset's reference pairs."""
     fig, ax = _figure()
     hist = report["length"]["diff_hist"]
@@ -49,7 +53,7 @@ def _value(x: float | None) -> float:
     return float("nan") if x is None else float(x)
 
 
-def _top_legend(ax, entries: int) -> None:
+def _top_legend(ax: Axes, entries: int) -> None:
     """Accuracy axes 0–1 with the legend in a band above 1, clear of the bars and their
     error bars."""
     ax.set_ylim(0, 1.22)
@@ -57,13 +61,13 @@ def _top_legend(ax, entries: int) -> None:
     ax.legend(fontsize="small", loc="upper center", ncols=min(entries, 3), frameon=False)
 
 
-def _empty(ax, message: str) -> None:
+def _empty(ax: Axes, message: str) -> None:
     """Say in the figure itself that there is nothing to draw (the report folder's PNGs)."""
     ax.set_axis_off()
     ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=11, color="#555")
 
 
-def category_accuracy(report: dict[str, Any]):
+def category_accuracy(report: dict[str, Any]) -> Figure:
     """Accuracy per category for every judge run (official vote, undecided excluded), with the
     95 % Wilson interval as error bars; a category without a decided item has no bar."""
     fig, ax = _figure()
@@ -99,7 +103,9 @@ def category_accuracy(report: dict[str, Any]):
     return fig
 
 
-def _bars_with_ci(ax, n: int, blocks: list[dict], value: str, ci: str, color: str, label: str) -> list[float]:
+def _bars_with_ci(
+    ax: Axes, n: int, blocks: list[dict[str, Any]], value: str, ci: str, color: str, label: str
+) -> list[float]:
     """The ``n``-th bar (of two) per group: ``block[value]`` with ``block[ci]`` as error bars;
     returns the bars' x positions."""
     width = 0.3
@@ -118,7 +124,7 @@ def _bars_with_ci(ax, n: int, blocks: list[dict], value: str, ci: str, color: st
     return xs
 
 
-def judge_accuracy(report: dict[str, Any]):
+def judge_accuracy(report: dict[str, Any]) -> Figure:
     """Each run's overall accuracy under both vote conventions (undecided excluded), with the
     95 % Wilson interval as error bars and n = decided items under each bar."""
     fig, ax = _figure()
@@ -141,7 +147,7 @@ def judge_accuracy(report: dict[str, Any]):
     return fig
 
 
-def annotator_accuracy(report: dict[str, Any]):
+def annotator_accuracy(report: dict[str, Any]) -> Figure:
     """Each annotator's agreement with the dataset's reference, tie labels counted wrong and
     left out, with the 95 % Wilson interval as error bars."""
     fig, ax = _figure()
@@ -161,7 +167,7 @@ def annotator_accuracy(report: dict[str, Any]):
     return fig
 
 
-def k_curve(report: dict[str, Any]):
+def k_curve(report: dict[str, Any]) -> Figure:
     """Accuracy of the vote over the first K samples, per run and convention."""
     fig, ax = _figure()
     drawn, all_ks = False, set()
@@ -188,7 +194,7 @@ def k_curve(report: dict[str, Any]):
     return fig
 
 
-def kappa_matrix(report: dict[str, Any]):
+def kappa_matrix(report: dict[str, Any]) -> Figure:
     """Cohen's kappa for every annotator pair."""
     fig, ax = _figure(5.2, 4.2)
     agreement = report.get("agreement") or {}
@@ -220,7 +226,7 @@ def kappa_matrix(report: dict[str, Any]):
     return fig
 
 
-def calibration(report: dict[str, Any]):
+def calibration(report: dict[str, Any]) -> Figure:
     """Per run with confidences: the reliability diagram (each non-empty confidence bin's mean
     confidence against its accuracy, the marker's area growing with its item count, written
     beside it; the diagonal = perfectly calibrated) and the coverage–accuracy curve (accuracy
@@ -272,7 +278,7 @@ def calibration(report: dict[str, Any]):
 
 
 #: Every figure of the statistics view and report, by file name.
-FIGURES: dict[str, Callable[[dict[str, Any]], Any]] = {
+FIGURES: dict[str, Callable[[dict[str, Any]], Figure]] = {
     "length_bias": length_histogram,
     "judge_accuracy": judge_accuracy,
     "judge_per_category": category_accuracy,

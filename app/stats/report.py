@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 from ..store import Store
 from .agreement import agreement_report, judge_human_kappa
 from .calibration import calibration_report
-from .data import StatsData, load_stats_data
+from .data import RunData, StatsData, load_stats_data
 from .dataset import dataset_report
 from .judge_metrics import (
     frames_curve,
@@ -54,7 +55,7 @@ def compute_stats(
     }
 
 
-def _judge(data, run) -> dict[str, Any]:
+def _judge(data: StatsData, run: RunData) -> dict[str, Any]:
     """A run's accuracy tables plus Cohen's kappa between its verdicts and each annotator."""
     metrics = run_metrics(data, run)
     verdicts = item_verdicts(data, run)
@@ -63,11 +64,11 @@ def _judge(data, run) -> dict[str, Any]:
     return metrics
 
 
-def _pct(value) -> str:
+def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _num(value, digits: int = 3) -> str:
+def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
@@ -77,7 +78,7 @@ def _group(g: dict[str, Any]) -> str:
     return f"{_pct(g.get('accuracy'))}{' ' + ci if ci else ''} of {decided} decided ({g.get('n')} scored)"
 
 
-def _ci(interval) -> str:
+def _ci(interval: Sequence[float] | None) -> str:
     return "" if not interval else f"[95% CI {100 * interval[0]:.1f}–{100 * interval[1]:.1f}]"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -53,7 +53,7 @@ def identity_key(item: Item) -> str:
     return hashlib.sha1(orjson.dumps(payload)).hexdigest()
 
 
-def display_id(dataset_id: str, taken) -> str:
+def display_id(dataset_id: str, taken: Container[str]) -> str:
     """The dataset's id, or ``id#2``, ``id#3``… when an item with other content has it."""
     if dataset_id not in taken:
         return dataset_id

@@ -72,14 +72,14 @@ _VERDICT_COLUMNS = (
 )
 
 
-def _run(row) -> RunRecord:
+def _run(row: Sequence[Any]) -> RunRecord:
     values = list(row)
     values[11] = bool(values[11])
     values[14] = json.loads(values[14])
     return RunRecord(*values)
 
 
-def _verdict(row) -> VerdictRecord:
+def _verdict(row: Sequence[Any]) -> VerdictRecord:
     (run_id, item_id, sample, order, raw, choice, scores, parsed, rationale, t_in, t_out, lat, err, media, at) = row[
         :15
     ]

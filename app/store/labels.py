@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import random
 import uuid as uuidlib
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from ..records import ErrorTag, Label
 from .connection import StoreBase, dumps, inserted_id, utc_now
@@ -16,7 +18,7 @@ _LABEL_COLUMNS = (
 )
 
 
-def _label_from_row(row) -> Label:
+def _label_from_row(row: Sequence[Any]) -> Label:
     (uid, item_id, name, created, kind, outcome, ranking, strength, errors, reasons, note, order, marks) = row
     return Label(
         item_id=item_id,
@@ -255,7 +257,7 @@ class LabelsMixin(StoreBase):
 
     # -- collections -------------------------------------------------------------------------
 
-    def add_to_collection(self, name: str, item_ids, description: str = "") -> int:
+    def add_to_collection(self, name: str, item_ids: Iterable[int], description: str = "") -> int:
         """Add items to a named collection (created on first use); returns how many were new."""
         with self.transaction() as conn:
             row = conn.execute("SELECT id FROM collections WHERE name = ?", (name,)).fetchone()

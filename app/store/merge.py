@@ -250,7 +250,7 @@ class ProjectCopier:
     by uuid; call :meth:`items` first (the other rows follow the items it mapped).
     """
 
-    def __init__(self, dst, src: ProjectSource, copy_media: MediaCopier):
+    def __init__(self, dst: MergeMixin, src: ProjectSource, copy_media: MediaCopier) -> None:
         self.dst, self.src, self.copy_media = dst, src, copy_media
         self.conn: sqlite3.Connection = dst.conn
         self.counts = CopyCounts()

@@ -247,7 +247,15 @@ class _SourceCheck:
                 found[fk.column] = fk.other_table
         return {c: t for c, t in found.items() if c in columns}
 
-    def _chunk(self, table, columns, types, refs, check, chunk: list[tuple[int, dict]]) -> None:
+    def _chunk(
+        self,
+        table: str,
+        columns: list[str],
+        types: dict[str, str],
+        refs: dict[str, str],
+        check: Callable[[dict[str, Any], list[str]], None] | None,
+        chunk: list[tuple[int, dict]],
+    ) -> None:
         refused = self._schema_refusals(table, columns, chunk)
         for position, row in chunk:
             problems = list(refused.get(position, ()))

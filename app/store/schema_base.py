@@ -37,4 +37,3 @@ def run_script(conn: sqlite3.Connection, script: str) -> None:
 def normalize_sql(sql: str | None) -> str | None:
     """Schema SQL as compared between files: whitespace runs collapsed to one space."""
     return None if sql is None else " ".join(sql.split())
-
