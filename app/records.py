@@ -39,7 +39,7 @@ STRENGTHS = ("slightly", "clearly", "much")
 #: Error kinds whose box has a free-text field in the built-in schema.
 FREE_TEXT_ERROR_KINDS = ("other",)
 
-#: The built-in label schema (version 1; ``app/label_schema.py``): the seed taxonomies above
+#: The built-in label schema (version 1; ``app/labeling/schema.py``): the seed taxonomies above
 #: with, per entry, ``(name, button label, key, description)``. Labels store the name.
 DEFAULT_STRENGTH_CHOICES = (
     ("slightly", "Slightly", "A", "Slightly better"),
@@ -89,7 +89,7 @@ def _seeded(rows: tuple[tuple[str, str, str, str], ...], section: str) -> tuple[
     )
 
 
-#: The built-in schema's entries per section (``app.label_schema.DEFAULT_SCHEMA`` holds them).
+#: The built-in schema's entries per section (``app.labeling.schema.DEFAULT_SCHEMA`` holds them).
 DEFAULT_CHOICES: dict[str, tuple[Choice, ...]] = {
     "strengths": _seeded(DEFAULT_STRENGTH_CHOICES, "strengths"),
     "error_types": _seeded(DEFAULT_ERROR_CHOICES, "error_types"),

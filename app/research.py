@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from .pending import unstored_note
+from .labeling.pending import unstored_note
 from .project import open_project
 from .records import Label
 from .store import Store

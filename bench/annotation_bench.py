@@ -502,7 +502,7 @@ def filesystem_of(path: Path) -> str:
 
 
 def section_commit(sizes: Sizes, work: Path) -> None:
-    from pairscope.app.labeling import LabelingSession
+    from pairscope.app.labeling.session import LabelingSession
     from pairscope.app.records import STRENGTHS, LabelDraft
     from pairscope.app.store import Store
     from pairscope.app.store.connection import utc_now

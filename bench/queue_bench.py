@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 
 from pairscope.app.judge.ensemble import load_ensemble
+from pairscope.app.judge.queue import QueueCache, preference_runs, ranked
 from pairscope.app.judge.results import record_verdicts
-from pairscope.app.queue import QueueCache, preference_runs, ranked
 from pairscope.app.records import Item, Reference, Response
 from pairscope.app.store import Store, VerdictRecord
 

@@ -6,7 +6,7 @@ Without arguments it opens the window on the last project, else the bundled demo
 
 import sys
 
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

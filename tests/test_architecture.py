@@ -175,7 +175,7 @@ def test_eager_torch_is_caught_even_under_try(tmp_path):
 
 def test_cli_import_loads_no_qt_or_torch():
     code = (
-        "import sys, pairscope.app.cli, pairscope.app.importer, pairscope.app.media, pairscope.models;"
+        "import sys, pairscope.app.cli.main, pairscope.app.importer, pairscope.app.media, pairscope.models;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6','torch','transformers')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -247,7 +247,7 @@ def test_built_wheel_contains_every_package_and_the_demo(tmp_path):
 
 
 def test_shortcut_guide_lists_every_shortcut():
-    from pairscope.app.keymap import KEYMAP
+    from pairscope.app.labeling.keymap import KEYMAP
 
     guide = (ROOT / "docs" / "ANNOTATION.md").read_text()
     missing = [s.description for s in KEYMAP if f"| {s.description} |" not in guide]

@@ -13,8 +13,8 @@ import pytest
 
 from checkout import plant
 from helpers import good_bad_items
-from pairscope.app.cli import build_parser, main
-from pairscope.app.judge.cli import options_from_args
+from pairscope.app.cli.judge import options_from_args
+from pairscope.app.cli.main import build_parser, main
 from pairscope.app.store import Store
 from pairscope.models.base import OptionError, backend_options, create_backend
 from pairscope.models.options import OpenAIOptions, TransformersOptions

@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 import fake_backend  # noqa: F401  (registers "fake")
 from fake_backend import FakeBackend
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.judge.confidence import item_confidence
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.records import Item, ItemFilter, Label, Reference, Response

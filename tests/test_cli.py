@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.store import Store
 
 PAIRSCOPE = Path(sys.executable).with_name("pairscope")

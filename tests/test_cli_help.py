@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pairscope.app import __version__
-from pairscope.app.cli import build_gui_parser, build_parser, main
+from pairscope.app.cli.main import build_gui_parser, build_parser, main
 
 ROOT = Path(__file__).resolve().parents[1]
 

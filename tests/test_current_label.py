@@ -16,7 +16,7 @@ import pytest
 
 from pairscope.app.curation.export import current_labels
 from pairscope.app.judge.review import review_data
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import LABELED_OUTCOMES, Item, ItemFilter, Label, Reference, Response
 
 NAMES = ("ann", "bob", "cy")

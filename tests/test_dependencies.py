@@ -206,7 +206,7 @@ def test_versions_agree():
 
     assert pairscope.__version__ == pairscope.app.__version__ == PYPROJECT["project"]["version"]
     out = subprocess.run(
-        [sys.executable, "-m", "pairscope.app.cli", "--version"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "pairscope.app.cli.main", "--version"], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == f"pairscope {pairscope.__version__}"
 
@@ -236,7 +236,7 @@ class NotInstalled:
             raise ModuleNotFoundError(f"No module named {name!r} (not in the base install)", name=name)
         return None
 sys.meta_path.insert(0, NotInstalled())
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

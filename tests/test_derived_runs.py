@@ -8,7 +8,7 @@ import pytest
 
 import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.judge.derived import VerdictFileError, import_verdicts, reparse
 from pairscope.app.judge.results import item_verdicts, summarize
 from pairscope.app.judge.session import JudgeConfig, JudgeSession

@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from sklearn.metrics import cohen_kappa_score
 
 from helpers import fake_run, show_active
-from pairscope.app.cli import main as cli_main
-from pairscope.app.ensemble_cli import VOTES
+from pairscope.app.cli.ensemble import VOTES
+from pairscope.app.cli.main import main as cli_main
 from pairscope.app.judge.ensemble import build_hard_set, load_ensemble, parse_runs, save_hard_set
 from pairscope.app.judge.results import record_verdicts
 from pairscope.app.judge.review import review_data

@@ -23,7 +23,7 @@ from pairscope.app.curation import export as export_mod
 from pairscope.app.curation.export import export_project
 from pairscope.app.curation.export_formats import EXPORT_FORMATS, JSONL_IMPORT_MAP, full_ranks
 from pairscope.app.importer import import_file
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import (
     ErrorTag,
     Item,
@@ -743,7 +743,7 @@ def tree(folder: Path) -> list[str]:
 
 @pytest.mark.parametrize("where", ["media", "data", "manifest"])
 def test_a_full_disk_stops_the_export_and_leaves_nothing_behind(project, tmp_path, monkeypatch, capsys, where):
-    from pairscope.app.cli import main
+    from pairscope.app.cli.main import main
 
     fill_disk_at(monkeypatch, where)
     out = tmp_path / "out"

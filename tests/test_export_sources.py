@@ -10,10 +10,10 @@ import pytest
 from PIL import Image
 
 from helpers import write_jsonl
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.curation.export import export_project
 from pairscope.app.importer import import_file
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Label, LabelDraft
 from pairscope.app.store import Store
 

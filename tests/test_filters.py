@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from pairscope.app.judge.results import clear_failed, ensure_item_verdicts, item_verdicts, record_verdicts
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import ErrorTag, Item, ItemFilter, Label, LabelDraft, Reference, Response
 from pairscope.app.store import LATEST_VERSION, MIGRATIONS, Store, VerdictRecord
 from pairscope.app.store.items import _SUMMARY_SQL, _filter_sql

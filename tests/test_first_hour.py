@@ -11,7 +11,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from helpers import fake_run, show_active, write_jsonl
-from pairscope.app.cli import main as cli_main
+from pairscope.app.cli.main import main as cli_main
 from pairscope.app.gui import file_menu
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.focus import is_text_entry

@@ -86,7 +86,7 @@ def test_real_keys_under_a_window_manager_label_search_and_return(x_display, tmp
         )
     env = x_display
     app = subprocess.Popen(
-        [sys.executable, "-m", "pairscope.app.cli", str(project), "--annotator", "ann"],
+        [sys.executable, "-m", "pairscope.app.cli.main", str(project), "--annotator", "ann"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

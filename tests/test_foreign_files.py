@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.store import LATEST_VERSION, MIGRATIONS, ReadOnlyError, SchemaError, Store
 from pairscope.app.store.schema import migrate
 

@@ -10,8 +10,8 @@ import sqlite3
 import pytest
 
 from helpers import item, write_jsonl
-from pairscope.app import cli
-from pairscope.app.cli import main
+from pairscope.app.cli import main as cli
+from pairscope.app.cli.main import main
 from pairscope.app.formats import FormatError
 from pairscope.app.formats.base import MAX_DEPTH, JSONProblem, loads_json
 from pairscope.app.formats.messages import shown, summarise

@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.formats import FORMATS
 
 # -- valid seed rows --------------------------------------------------------------------------

@@ -162,7 +162,7 @@ def test_import_contracts_break_on_a_planted_violation(tmp_path, plant_name):
 
 def layers_in_table(markdown: str) -> list[set[str]]:
     """The rows of the table under "Who may import whom", top to bottom: each row's modules
-    of app/ (`app/judge/` -> judge, `app/cli.py` -> cli)."""
+    of app/ (`app/judge/` -> judge, `app/cli/` -> cli)."""
     rows: list[set[str]] = []
     lines = iter(markdown.splitlines())
     for line in lines:
@@ -211,8 +211,8 @@ def test_the_layers_contract_is_the_architecture_table():
 
 def test_layer_drift_is_found_on_planted_edits():
     markdown, pyproject = ARCHITECTURE.read_text(), (ROOT / "pyproject.toml").read_text()
-    assert "| 2 | `app/cli.py` |" in markdown and '    "gui",\n    "cli",\n' in pyproject
-    swapped = markdown.replace("| 2 | `app/cli.py` |", "| 2 | `app/cli.py`, `app/gui/` |").replace(
+    assert "| 2 | `app/cli/` |" in markdown and '    "gui",\n    "cli",\n' in pyproject
+    swapped = markdown.replace("| 2 | `app/cli/` |", "| 2 | `app/cli/`, `app/gui/` |").replace(
         "| 1 | `app/gui/` |", "| 1 | |"
     )
     assert layer_drift(swapped, pyproject) == [

@@ -11,7 +11,7 @@ from PIL import Image
 
 from helpers import show_active, write_jsonl
 from pairscope.app.importer import import_file
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import LabelDraft
 from pairscope.app.store import Store
 

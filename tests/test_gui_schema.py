@@ -10,7 +10,7 @@ from helpers import WAIT_MS, show_active
 from pairscope.app.gui.actions import guidelines_dock
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
-from pairscope.app.label_schema import DEFAULT_SCHEMA, parse_schema
+from pairscope.app.labeling.schema import DEFAULT_SCHEMA, parse_schema
 from pairscope.app.records import ErrorTag, Item, Reference, Response, Step
 from pairscope.app.store import Store
 from pairscope.app.store.label_schemas import add_label_schema, label_schema_version

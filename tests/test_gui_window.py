@@ -99,7 +99,7 @@ def test_undo_goes_back_to_the_item_it_changed(window, qtbot):
 
 def test_resume_at_first_unlabeled(qtbot, project_path):
     with Store.open(project_path) as store:
-        from pairscope.app.labeling import LabelingSession
+        from pairscope.app.labeling.session import LabelingSession
 
         session = LabelingSession(store, "ann")
         for ext in ("wildvision_0", "wildvision_1"):
@@ -128,7 +128,7 @@ def test_filter_and_search(window, qtbot):
 
 
 def test_cheat_sheet_lists_every_shortcut(window, qtbot):
-    from pairscope.app.keymap import KEYMAP
+    from pairscope.app.labeling.keymap import KEYMAP
 
     window.shortcuts.actions["cheat_sheet"].trigger()
     rows = window.shortcuts.cheat_sheet.rows()

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from helpers import write_jsonl
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.importer import import_file
 from pairscope.app.records import Label
 from pairscope.app.store import ReadOnlyError, SchemaError, Store

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.demo import create_demo_project
 from pairscope.app.store import Store
 from tiny_models import build_tiny_llava, build_tiny_qwen2_vl
@@ -78,7 +78,7 @@ def test_killed_run_resumes_without_redoing_finished_samples(qwen, demo):
     command = [
         sys.executable,
         "-m",
-        "pairscope.app.cli",
+        "pairscope.app.cli.main",
         "judge",
         "--db",
         str(demo),

@@ -163,7 +163,7 @@ def test_stream_one_item(project):
 
 
 def test_cli_judge_prints_progress_and_summary(project, capsys):
-    from pairscope.app.cli import main
+    from pairscope.app.cli.main import main
 
     project.close()
     assert (
@@ -177,7 +177,7 @@ def test_cli_judge_prints_progress_and_summary(project, capsys):
 
 
 def test_cli_judge_reports_a_bad_model_folder(project, tmp_path, capsys):
-    from pairscope.app.cli import main
+    from pairscope.app.cli.main import main
 
     project.close()
     code = main(["judge", "--db", str(project.path), "--model", str(tmp_path / "nope")])

@@ -17,7 +17,7 @@ from pairscope.app.store import Store
 # LabelingSession.save has returned, i.e. once the label is acknowledged to the user.
 CHILD = r"""
 import random, sys
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import LabelDraft
 from pairscope.app.store import Store
 

@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.curation.teamwork import TeamworkError, merge_projects, pack_project
-from pairscope.app.keymap import FIXED, KEYMAP
-from pairscope.app.label_schema import (
+from pairscope.app.labeling.keymap import FIXED, KEYMAP
+from pairscope.app.labeling.schema import (
     DEFAULT_SCHEMA,
     LabelSchemaError,
     error_kind_order,
@@ -23,7 +23,7 @@ from pairscope.app.label_schema import (
     parse_schema,
     to_toml,
 )
-from pairscope.app.labeling import LabelingSession, project_label_schema
+from pairscope.app.labeling.session import LabelingSession, project_label_schema
 from pairscope.app.records import (
     DISCARD_REASONS,
     ERROR_KINDS,

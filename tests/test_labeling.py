@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pairscope.app.labeling import LabelingSession, draft_to_label, label_to_draft
+from pairscope.app.labeling.session import LabelingSession, draft_to_label, label_to_draft
 from pairscope.app.records import ErrorTag, Item, LabelDraft, Reference, Response, Step
 
 

@@ -23,13 +23,14 @@ import pytest
 from PIL import Image
 
 from helpers import fake_run
-from pairscope.app import cli, durable
+from pairscope.app import durable
 from pairscope.app import project as project_module
+from pairscope.app.cli import main as cli
 from pairscope.app.curation import teamwork
 from pairscope.app.curation.export import export_project
 from pairscope.app.curation.teamwork import InvalidRowsError, TeamworkError, merge_projects, pack_project
 from pairscope.app.judge.results import record_verdicts
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, LabelDraft, MediaRef, Reference, Response
 from pairscope.app.store import Store, VerdictRecord
 from pairscope.app.store.merge import ProjectCopier

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pairscope.app.durable import AtomicWriter, Made, fsync_dir, is_disk_full, is_read_only, store_content
-from pairscope.app.pending import save_failure
+from pairscope.app.labeling.pending import save_failure
 from pairscope.app.project import NewProject, open_project
 from pairscope.app.records import LABELED_OUTCOMES, STATED_OUTCOMES, Item, Label, Response
 from pairscope.app.store import (

@@ -141,7 +141,7 @@ def test_media_decoded_once_per_item_per_run(project, tmp_path):
 
 
 def test_rerun_of_a_complete_run_does_nothing_without_new_run(project, capsys):
-    from pairscope.app.cli import main
+    from pairscope.app.cli.main import main
 
     project.close()
     args = ["judge", "--db", str(project.path), "--model", "m", "--backend", "fake"]

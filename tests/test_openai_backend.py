@@ -24,7 +24,7 @@ import pytest
 from PIL import Image
 
 from fault_proxy import FaultProxy, ServedModel
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.demo import create_demo_project
 from pairscope.app.judge.results import record_verdicts
 from pairscope.app.judge.session import JudgeConfig, JudgeSession, WorkUnit

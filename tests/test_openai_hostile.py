@@ -41,7 +41,7 @@ from hostile_server import (
     status_only,
     trickle,
 )
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.demo import create_demo_project
 from pairscope.app.store import Store
 from pairscope.models.base import JudgeError, JudgeRequest, create_backend, option_names, options_type

@@ -27,7 +27,7 @@ from pairscope.app.gui import export_dialog, launch, stats_view
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import ErrorTag, Item, ItemSummary, LabelDraft, MediaRef, Reference, Response, Step, TableRow
 from pairscope.app.store import Store
 from pairscope.widgets.item_table import ItemTableModel

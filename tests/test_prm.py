@@ -7,7 +7,7 @@ import pytest
 import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response, Step
 from pairscope.app.stats.data import load_stats_data
 from pairscope.app.stats.prm import aggregate, prm_report, step_run_metrics

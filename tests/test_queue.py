@@ -9,12 +9,12 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
 
 from helpers import fake_run, show_active
-from pairscope.app import queue as queue_module
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
+from pairscope.app.judge import queue as queue_module
+from pairscope.app.judge.queue import QueueCache, next_in_queue, ranked, split_sizes
 from pairscope.app.judge.results import record_verdicts
-from pairscope.app.labeling import LabelingSession
-from pairscope.app.queue import QueueCache, next_in_queue, ranked, split_sizes
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store, VerdictRecord
 
@@ -178,7 +178,7 @@ def test_the_queue_is_ranked_again_only_when_what_it_reads_changes(project, monk
 
 
 def test_next_in_queue_moves_past_the_current_item():
-    from pairscope.app.queue import QueueEntry
+    from pairscope.app.judge.queue import QueueEntry
 
     entries = [QueueEntry(i, "", (0, i)) for i in (5, 2, 9)]
     assert next_in_queue(entries, None).item_id == 5

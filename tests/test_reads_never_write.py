@@ -17,7 +17,7 @@ import pytest
 from helpers import LOCK_WAIT_BOUND_S
 from pairscope.app.curation.export import current_labels
 from pairscope.app.judge.review import review_data
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import (
     Item,
     ItemFilter,

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from helpers import item, write_jsonl
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.curation.export import export_project
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file

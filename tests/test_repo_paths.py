@@ -68,12 +68,12 @@ def test_every_path_named_in_the_readme_docs_and_pyproject_exists():
 
 def test_the_check_finds_references_of_every_kind():
     text = (
-        "see `app/cli.py`, [the store](docs/STORE.md), tests/test_nothing_here.py, GHOST.md,"
+        "see `app/cli/main.py`, [the store](docs/STORE.md), tests/test_nothing_here.py, GHOST.md,"
         " app/media.VideoReader and [a site](https://example.org/x.md)\n"
     )
     refs = [ref for _, ref in references(text)]
     assert refs == [
-        "app/cli.py",
+        "app/cli/main.py",
         "docs/STORE.md",  # as a path
         "tests/test_nothing_here.py",
         "app/media.VideoReader",

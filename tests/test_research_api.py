@@ -13,9 +13,9 @@ import pytest
 import fake_backend  # noqa: F401
 import pairscope
 from fake_backend import FakeBackend
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store
 
@@ -121,7 +121,7 @@ def test_an_empty_project_gives_empty_tables_with_their_columns(tmp_path):
 
 
 def test_open_warns_that_labels_kept_in_the_journal_are_left_out(project):
-    from pairscope.app.pending import Journal, journal_path
+    from pairscope.app.labeling.pending import Journal, journal_path
     from pairscope.app.records import Label
 
     with pairscope.open(project) as p:

@@ -24,8 +24,8 @@ from PySide6.QtCore import Qt
 from helpers import LOCK_WAIT_BOUND_S, show_active
 from pairscope.app.gui.controller import AnnotationController
 from pairscope.app.gui.main_window import MainWindow
-from pairscope.app.labeling import PENDING_MARK, LabelingSession, describe
-from pairscope.app.pending import Journal, journal_path, replay_pending
+from pairscope.app.labeling.pending import Journal, journal_path, replay_pending
+from pairscope.app.labeling.session import PENDING_MARK, LabelingSession, describe
 from pairscope.app.records import Item, Label, LabelDraft, Response
 from pairscope.app.store import Store
 
@@ -194,7 +194,7 @@ def test_a_full_disk_keeps_labels_pending_with_undo_and_redo_until_there_is_room
 
 CHILD = textwrap.dedent("""
     import sys, time
-    from pairscope.app.labeling import LabelingSession
+    from pairscope.app.labeling.session import LabelingSession
     from pairscope.app.records import LabelDraft
     from pairscope.app.store import Store
 
@@ -275,7 +275,7 @@ def test_a_read_only_project_keeps_the_label_pending_and_says_why(project):
 
 
 def test_reading_commands_say_journal_labels_are_left_out_and_pack_saves_them_first(project, tmp_path, capsys):
-    from pairscope.app.cli import main
+    from pairscope.app.cli.main import main
 
     journal = journal_path(project)
     kept = Label(1, "ann", "tie", display_order=(0, 1), uuid="u-1", created_at="2025-01-01T00:00:00+00:00")

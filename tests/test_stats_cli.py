@@ -10,9 +10,9 @@ import pytest
 
 import fake_backend  # noqa: F401
 from fake_backend import FakeBackend
-from pairscope.app.cli import main
+from pairscope.app.cli.main import main
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, Label, LabelDraft, Reference, Response
 from pairscope.app.stats.data import BOTH_BAD, TIE, load_stats_data
 from pairscope.app.store import Store

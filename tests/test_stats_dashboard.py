@@ -14,7 +14,7 @@ import fake_backend  # noqa: F401  (registers "fake")
 from fake_backend import FakeBackend
 from helpers import WAIT_MS
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, LabelDraft, Reference, Response
 from pairscope.app.stats import dashboard as dash
 from pairscope.app.stats.judge_metrics import wilson_ci

@@ -20,7 +20,7 @@ from pairscope.app.curation.teamwork import (
     pack_project,
     resolve_media_path,
 )
-from pairscope.app.labeling import LabelingSession
+from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.media import open_image
 from pairscope.app.records import Item, LabelDraft, MediaRef, Reference, Response
 from pairscope.app.store import LATEST_VERSION, Store, content_hash

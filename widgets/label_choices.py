@@ -17,7 +17,7 @@ _SLASHED = re.compile(r"\s*/\s*")
 
 def read_choices(entries: Iterable[Any]) -> tuple[Choice, ...]:
     """Schema entries (objects with ``name``, ``label``, ``key``, ``description`` and maybe
-    ``subkinds``, ``free_text``; ``app.label_schema.Choice``) as the panel keeps them."""
+    ``subkinds``, ``free_text``; ``app.labeling.schema.Choice``) as the panel keeps them."""
     return tuple(
         Choice(
             str(e.name),

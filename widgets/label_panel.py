@@ -176,7 +176,7 @@ class LabelPanel(QWidget):
     # -- the label schema ------------------------------------------------------------------
 
     def set_schema(self, schema) -> None:
-        """Offer a label schema's entries (``app.label_schema.LabelSchema``, or any object with
+        """Offer a label schema's entries (``app.labeling.schema.LabelSchema``, or any object with
         its sections, see ``label_choices.read_choices``; ``None``: the built-in one). Keeps
         the draft, emits nothing; its keys replace the window's hints for those sections."""
         self._schema = {s: read_choices(getattr(schema, s)) for s in DEFAULT_CHOICES} if schema else DEFAULT_CHOICES

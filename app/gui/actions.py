@@ -1,5 +1,5 @@
 """The window's shortcuts: one QAction per entry of the project's keymap
-(:data:`pairscope.app.keymap.KEYMAP` for the built-in label schema, ``LabelSchema.keymap()``
+(:data:`pairscope.app.labeling.keymap.KEYMAP` for the built-in label schema, ``LabelSchema.keymap()``
 for the project's), the menus that list them, "Next item by", and the windows they open.
 
 The project's label schema drives the label panel, the strength / error / discard keys and
@@ -20,8 +20,8 @@ from PySide6.QtWidgets import QDockWidget, QLineEdit, QMainWindow, QMenu
 from pairscope.widgets.cheat_sheet import CheatSheet
 from pairscope.widgets.guidelines_panel import GuidelinesPanel
 
-from ..label_schema import DEFAULT_SCHEMA, LabelSchema
-from ..queue import DEFAULT_ORDER, ORDERS
+from ..judge.queue import DEFAULT_ORDER, ORDERS
+from ..labeling.schema import DEFAULT_SCHEMA, LabelSchema
 
 if TYPE_CHECKING:
     from pairscope.widgets.label_panel import LabelPanel
@@ -191,7 +191,7 @@ class Shortcuts:
             self._install_queue_menu(menus["Navigate"])
 
     def _install_queue_menu(self, menu: QMenu) -> None:
-        """ "Next item by: id order / judges disagree / …" (what U takes next, app/queue.py), the
+        """ "Next item by: id order / judges disagree / …" (what U takes next, app/judge/queue.py), the
         choice remembered per project."""
         sub = menu.addMenu("Next item by (U)")
         group = QActionGroup(self.window)

@@ -3,7 +3,7 @@ current item and its media. The window forwards user actions here and shows what
 back; nothing here builds widgets.
 
 A save never raises for a project that cannot be written just now: the session keeps the
-label pending (see :mod:`pairscope.app.pending`), ``pending_changed`` tells the window what
+label pending (see :mod:`pairscope.app.labeling.pending`), ``pending_changed`` tells the window what
 to say, and a timer retries until every pending label is stored."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from ..judge.queue import QueueCache
 from ..judge.review import ReviewData, review_data
 from ..judge.runs import RunChoice, pick_run, run_choices
-from ..labeling import LabelingSession
-from ..queue import QueueCache
+from ..labeling.session import LabelingSession
 from ..records import Item, LabelDraft, TableRow
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
@@ -67,7 +67,7 @@ class AnnotationController(QObject):
         self.filter = self.session.table_filter()
         self.run_id: int | None = None  # the judge run judge readers show (see choose_run)
         self.ensemble: tuple[int, ...] = ()  # runs read together (review table, queue); () = none
-        self.queue_order = "id"  # what U takes next (app/queue.py ORDERS)
+        self.queue_order = "id"  # what U takes next (app/judge/queue.py ORDERS)
         self.queue = QueueCache()  # the last queue ranked, while its inputs stay the same
         self.next_reason = ""  # why the item U chose is next
         self.current: ItemView | None = None
@@ -134,7 +134,7 @@ class AnnotationController(QObject):
 
     def next_unlabeled_row(self) -> int | None:
         """The row of the next item to label in :attr:`queue_order`; :attr:`next_reason` says why."""
-        from ..queue import empty_reason, next_in_queue, preference_runs
+        from ..judge.queue import empty_reason, next_in_queue, preference_runs
 
         after = self.current.item_id if self.current else 0
         fallback = ""

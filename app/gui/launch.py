@@ -129,13 +129,13 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     """The ``pairscope-gui`` entry point (a GUI script: no console window on Windows): the
     window only, with ``pairscope``'s window options (``pairscope-gui [DB] [--annotator NAME]``)."""
-    from ..cli import build_gui_parser
+    from ..cli.main import build_gui_parser
 
     args = build_gui_parser().parse_args(sys.argv[1:] if argv is None else argv)
     return run(args.db, args.annotator, args.item)
 
 
-#: Key names ``PAIRSCOPE_SELFTEST`` accepts ("1" = response 1 is better; see app/keymap.py).
+#: Key names ``PAIRSCOPE_SELFTEST`` accepts ("1" = response 1 is better; see app/labeling/keymap.py).
 SELFTEST_KEYS = {"1": "Key_1", "2": "Key_2", "t": "Key_T", "b": "Key_B", "x": "Key_X"}
 
 

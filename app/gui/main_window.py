@@ -2,7 +2,7 @@
 
 It wires widgets to the :class:`AnnotationController` and keeps no labeling logic of its
 own. It composes its parts: the shortcuts (:class:`.actions.Shortcuts`, from
-:mod:`pairscope.app.keymap`), the File menu (:class:`.file_menu.FileMenu`) and, when first
+:mod:`pairscope.app.labeling.keymap`), the File menu (:class:`.file_menu.FileMenu`) and, when first
 asked for, the judge dock; each gets what it needs passed in and sets nothing on the window.
 """
 
@@ -35,7 +35,7 @@ from pairscope.widgets.plain_text import plain_label, tooltip
 from pairscope.widgets.response_view import ResponsePane, ResponseText
 from pairscope.widgets.review_panel import ReviewPanel
 
-from ..keymap import hint
+from ..labeling.keymap import hint
 from .actions import Shortcuts, WindowParts
 from .controller import AnnotationController
 from .file_menu import FileMenu

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..labeling import describe, label_to_draft
+from ..labeling.session import describe, label_to_draft
 from ..records import Item
 from ..store import Store, VerdictRecord
 

@@ -143,7 +143,7 @@ def _step_marks(rows: list[tuple[int, int, str]], names: dict[int, str]) -> dict
 
 def _error_kind_order(store: Store) -> tuple[str, ...]:
     """The newest stored label schema's error types (empty: the built-in order)."""
-    from ..label_schema import schema_from_json
+    from ..labeling.schema import schema_from_json
     from ..store.label_schemas import label_schema_row
 
     row = label_schema_row(store)

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..label_schema import error_kind_order, kind_order_key
+from ..labeling.schema import error_kind_order, kind_order_key
 from .data import StatsData
 
 

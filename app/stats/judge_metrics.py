@@ -31,7 +31,7 @@ import numpy as np
 from ..judge.modes import MODES, Samples, get_mode
 from ..judge.votes import CONVENTIONS, DEFAULT_CONVENTION, ERROR, UNPARSED, decide, decide_counts, vote_counts
 from ..judge.votes import TIE as TIE_VOTE
-from ..label_schema import error_kind_order, kind_order_key
+from ..labeling.schema import error_kind_order, kind_order_key
 from ..records import VIDEOREWARDBENCH_DIMENSIONS
 from .data import BOTH_BAD, TIE, RunData, StatsData
 

@@ -1,7 +1,7 @@
 """How long a write waits for another process's write lock.
 
 A project waits :data:`~.connection.BUSY_TIMEOUT_MS` for the lock before a write fails with
-"database is locked". Retrying labels kept pending (see :mod:`pairscope.app.pending`) runs on
+"database is locked". Retrying labels kept pending (see :mod:`pairscope.app.labeling.pending`) runs on
 the window's thread and must not freeze it that long while an import holds the lock.
 """
 

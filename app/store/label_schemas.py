@@ -1,13 +1,13 @@
 """The project's label schema versions (table ``label_schemas``, schema migration 5).
 
-Each row is one version: the schema as JSON (``app.label_schema.LabelSchema.to_json``), its
+Each row is one version: the schema as JSON (``app.labeling.schema.LabelSchema.to_json``), its
 Markdown guidelines, when it was stored and a note. Versions are only ever added. Version 1
 is the built-in default; a project that never stored a schema has no rows and uses it.
 ``labels.schema_version`` names the version a label was given under (written by
 ``Store.add_label``).
 
 The store compares schemas as JSON values and never interprets them (that is
-``app/label_schema.py``'s business).
+``app/labeling/schema.py``'s business).
 """
 
 from __future__ import annotations

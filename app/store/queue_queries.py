@@ -1,4 +1,4 @@
-"""The reads behind the annotator's "next item" queue (``app/queue.py``): the stored item
+"""The reads behind the annotator's "next item" queue (``app/judge/queue.py``): the stored item
 verdicts of some runs, the judges' stored confidence, every annotator's current preference,
 and the items one annotator has labeled. Read-only; plain rows, ordered by item id."""
 

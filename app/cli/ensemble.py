@@ -8,7 +8,7 @@ import argparse
 import json
 from pathlib import Path
 
-from .project import open_project
+from ..project import open_project
 
 #: ``app.judge.votes.CONVENTIONS`` (tests/test_ensemble.py checks they are the same).
 VOTES = ("official", "plurality")
@@ -37,7 +37,7 @@ def add_parsers(sub) -> None:
 
 
 def run_ensemble(args: argparse.Namespace) -> int:
-    from .judge.ensemble import load_ensemble, parse_runs, summary_dict, summary_lines
+    from ..judge.ensemble import load_ensemble, parse_runs, summary_dict, summary_lines
 
     with open_project(args.db, readonly=True) as store:
         ensemble = load_ensemble(store, parse_runs(args.runs), args.vote)
@@ -49,7 +49,7 @@ def run_ensemble(args: argparse.Namespace) -> int:
 
 
 def run_hard_set(args: argparse.Namespace) -> int:
-    from .judge.ensemble import build_hard_set, default_min_fail, load_ensemble, parse_runs, save_hard_set
+    from ..judge.ensemble import build_hard_set, default_min_fail, load_ensemble, parse_runs, save_hard_set
 
     with open_project(args.db) as store:
         ensemble = load_ensemble(store, parse_runs(args.runs), args.vote)

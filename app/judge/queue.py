@@ -30,8 +30,8 @@ from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from .store import Store
-from .store.queue_queries import queue_judge_rows, queue_label_rows, queue_stamp
+from ..store import Store
+from ..store.queue_queries import queue_judge_rows, queue_label_rows, queue_stamp
 
 #: Order name → what the window's menu says ("Next item by: …").
 ORDERS: dict[str, str] = {
@@ -94,8 +94,8 @@ def run_confidences(store: Store, run_ids: Sequence[int], item_ids: Collection[i
     """``(item_id, run_id) → (item confidence or None, votes for the decision, K)``: the item
     confidence stored with the item verdict (``app.judge.confidence``, the one definition) and
     the vote share of the runs' item verdicts (the one vote, ``results.item_verdicts``)."""
-    from .judge.modes import get_mode
-    from .judge.results import item_verdicts
+    from .modes import get_mode
+    from .results import item_verdicts
 
     out = {}
     for run_id in run_ids:
@@ -159,7 +159,7 @@ def annotators_disagree(store: Store, annotator: str, skip: Collection[int]) -> 
 
 def preference_runs(store: Store) -> list[int]:
     """Every run that casts preference votes (the judge orders' runs without an ensemble)."""
-    from .judge.modes import get_mode
+    from .modes import get_mode
 
     return [r.id for r in store.runs() if get_mode(r.mode).votes_on_preference]
 

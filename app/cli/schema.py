@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 import sys
 
-from .project import open_project
+from ..project import open_project
 
 
 def run_schema_command(args) -> int:
     """Run ``args.schema_action`` (show, set or export); the exit status."""
-    from .label_schema import DEFAULT_SCHEMA, load_schema, to_toml
-    from .labeling import project_label_schema
-    from .store.label_schemas import add_label_schema, label_schema_rows, labels_per_schema_version
+    from ..labeling.schema import DEFAULT_SCHEMA, load_schema, to_toml
+    from ..labeling.session import project_label_schema
+    from ..store.label_schemas import add_label_schema, label_schema_rows, labels_per_schema_version
 
     if args.schema_action == "set":
         schema = load_schema(args.file)
@@ -53,7 +53,7 @@ def run_schema_command(args) -> int:
         }
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 0
-    from .formats.messages import shown
+    from ..formats.messages import shown
 
     print(f"label schema version {schema.version} of {args.db}: {shown(schema.title or 'untitled', 200)}")
     for section in ("error_types", "discard_reasons", "strengths"):

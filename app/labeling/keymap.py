@@ -4,7 +4,7 @@ The window binds these to actions and the ``?`` cheat sheet lists them, so the t
 never disagree. Keys use Qt's portable key-sequence text.
 
 Strength levels, error types and discard reasons come from the project's label schema
-(``app/label_schema.py``): :func:`keymap_for` puts a schema's entries between the fixed
+(``app/labeling/schema.py``): :func:`keymap_for` puts a schema's entries between the fixed
 ones; :data:`KEYMAP` is the table of the built-in schema.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from .records import DEFAULT_DISCARD_CHOICES, DEFAULT_ERROR_CHOICES, DEFAULT_STRENGTH_CHOICES
+from ..records import DEFAULT_DISCARD_CHOICES, DEFAULT_ERROR_CHOICES, DEFAULT_STRENGTH_CHOICES
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Shortcut:
 
 
 class Choice(Protocol):
-    """A label-schema entry as the keymap reads it (``app.label_schema.Choice``)."""
+    """A label-schema entry as the keymap reads it (``app.labeling.schema.Choice``)."""
 
     @property
     def name(self) -> str: ...

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from pairscope.models.base import JudgeError, OptionError, backend_options, open_backend, option_names, options_type
 
-from .results import summarize
-from .session import JudgeConfig, JudgeSession, RunProgress
+from ..judge.results import summarize
+from ..judge.session import JudgeConfig, JudgeSession, RunProgress
 
 if TYPE_CHECKING:
     from ..store import Store

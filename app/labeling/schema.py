@@ -35,8 +35,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..records import DEFAULT_CHOICES, Choice
 from .keymap import FIXED, Shortcut, keymap_for
-from .records import DEFAULT_CHOICES, Choice
 
 #: The version of the built-in schema (a project without a stored schema uses it).
 DEFAULT_VERSION = 1

@@ -24,10 +24,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
-from .durable import copy_file, fsync_dir, is_disk_full, is_read_only
-from .records import ErrorTag, Label
-from .store import ReadOnlyError, Store, StoreBusy, StoreConflict, StoreError, StoreIOError
-from .store.busy import waiting_at_most
+from ..durable import copy_file, fsync_dir, is_disk_full, is_read_only
+from ..records import ErrorTag, Label
+from ..store import ReadOnlyError, Store, StoreBusy, StoreConflict, StoreError, StoreIOError
+from ..store.busy import waiting_at_most
 
 try:  # POSIX: appends and tidying by several processes take turns
     import fcntl

@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 from pairscope.models.options import OpenAIOptions, TransformersOptions
 from pairscope.models.parsing import PARSERS
 
-from . import __version__
-from .judge.modes import MODES
-from .project import NewProject, open_project
-from .store import SchemaError, Store
+from .. import __version__
+from ..judge.modes import MODES
+from ..project import NewProject, open_project
+from ..store import SchemaError, Store
 
 if TYPE_CHECKING:
-    from .records import ImportReport
+    from ..records import ImportReport
 
 # The window's start-up path imports none of the formats, the importer or the demo: each
 # command imports what it needs (start-up time is measured in bench/annotation_bench.py).
@@ -99,7 +99,7 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .formats import FORMATS
+    from ..formats import FORMATS
 
     parser = argparse.ArgumentParser(prog="pairscope", description="Verify and curate multimodal preference data.")
     parser.add_argument("--version", action="version", version=f"pairscope {__version__}")
@@ -252,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = actions.add_parser("export", help="write the schema and its guidelines as a TOML file")
     a.add_argument("--version", type=int, dest="schema_version", help="a stored version instead of the newest")
     a.add_argument("--out", type=Path, help="file to write (default: standard output)")
-    from .ensemble_cli import add_parsers as add_ensemble_parsers
+    from .ensemble import add_parsers as add_ensemble_parsers
 
     add_ensemble_parsers(sub)
     for command in sub.choices.values():
@@ -274,8 +274,8 @@ def build_gui_parser() -> argparse.ArgumentParser:
 
 
 def _print_report(report: ImportReport, db: Path) -> None:
-    from .formats.messages import shown, shown_path, summarise
-    from .importer import describe_missing
+    from ..formats.messages import shown, shown_path, summarise
+    from ..importer import describe_missing
 
     out, err = sys.stdout, sys.stderr
     print(
@@ -308,7 +308,7 @@ def _print_report(report: ImportReport, db: Path) -> None:
 
 
 def cmd_import(args) -> int:
-    from .importer import import_file
+    from ..importer import import_file
 
     mapping = _parse_map(args.map)
     # A failed import into a new project leaves nothing behind: no file, no side files, no media folder.
@@ -323,7 +323,7 @@ def cmd_import(args) -> int:
 def _say_notes(store: Store) -> None:
     """Tell a reading command's user how the project was opened (read-only media, a private
     copy …) and about labels kept in its journal that are not stored yet."""
-    from .pending import unstored_note
+    from ..labeling.pending import unstored_note
 
     if store.note:
         print(f"note: {store.note}", file=sys.stderr)
@@ -332,7 +332,7 @@ def _say_notes(store: Store) -> None:
 
 
 def cmd_info(args) -> int:
-    from .judge.runs import run_choices
+    from ..judge.runs import run_choices
 
     with open_project(args.db, readonly=True) as store:
         _say_notes(store)
@@ -366,7 +366,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from .demo import create_demo_project
+    from ..demo import create_demo_project
 
     reports = create_demo_project(args.path)
     for report in reports:
@@ -376,7 +376,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_judge(args) -> int:
-    from .judge.cli import (
+    from .judge import (
         run_judge,  # the judge pulls in the models package only when asked
     )
 
@@ -384,8 +384,8 @@ def cmd_judge(args) -> int:
 
 
 def cmd_import_verdicts(args) -> int:
-    from .judge.derived import VerdictFileError, import_verdicts
-    from .judge.results import summarize
+    from ..judge.derived import VerdictFileError, import_verdicts
+    from ..judge.results import summarize
 
     with open_project(args.db) as store:
         try:
@@ -399,8 +399,8 @@ def cmd_import_verdicts(args) -> int:
 
 
 def cmd_reparse(args) -> int:
-    from .judge.derived import reparse
-    from .judge.results import summarize
+    from ..judge.derived import reparse
+    from ..judge.results import summarize
 
     with open_project(args.db) as store:
         run = reparse(store, args.run, args.parser)
@@ -410,13 +410,13 @@ def cmd_reparse(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from .stats.report import compute_stats, summary_text, write_report
+    from ..stats.report import compute_stats, summary_text, write_report
 
     with open_project(args.db, readonly=True) as store:
         _say_notes(store)
         report = compute_stats(store, args.run, bootstrap=args.bootstrap)
         if args.csv:  # pandas loads only here
-            from .research import write_stats_csv
+            from ..research import write_stats_csv
 
             print(f"csv: {len(write_stats_csv(store, report, args.csv))} tables in {args.csv}", file=sys.stderr)
     print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
@@ -426,7 +426,7 @@ def cmd_stats(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .curation.export import export_project
+    from ..curation.export import export_project
 
     with open_project(args.db, readonly=True) as store:
         _say_notes(store)
@@ -461,8 +461,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_pack(args) -> int:
-    from .curation.teamwork import pack_project
-    from .pending import journal_path, replay_pending
+    from ..curation.teamwork import pack_project
+    from ..labeling.pending import journal_path, replay_pending
 
     with open_project(args.db) as store:
         if stored := replay_pending(store):  # labels a failed save left in the journal go with the pack
@@ -477,7 +477,7 @@ def cmd_pack(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from .curation.teamwork import merge_projects
+    from ..curation.teamwork import merge_projects
 
     report = merge_projects(args.out, args.inputs, allow_unrelated=args.allow_unrelated)
     for line in report.inputs:
@@ -494,19 +494,19 @@ def cmd_merge(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from .label_schema_cli import run_schema_command
+    from .schema import run_schema_command
 
     return run_schema_command(args)
 
 
 def cmd_ensemble(args) -> int:
-    from .ensemble_cli import run_ensemble
+    from .ensemble import run_ensemble
 
     return run_ensemble(args)
 
 
 def cmd_hard_set(args) -> int:
-    from .ensemble_cli import run_hard_set
+    from .ensemble import run_hard_set
 
     return run_hard_set(args)
 
@@ -535,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Qt lives in app.gui; the core only reaches it when the user asks for a window.
         launch = importlib.import_module("pairscope.app.gui.launch")
         return launch.run(gui_args.db, gui_args.annotator, gui_args.item)
-    from .formats import FormatError
+    from ..formats import FormatError
 
     parser = build_parser()
     try:
@@ -567,7 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bounded(exc: BaseException, lines: int = 30, named: bool = False) -> str:
     """An exception's message as the command line prints it: at most ``lines`` lines of at
     most 500 characters, control characters escaped; ``named``: after the exception's type."""
-    from .formats.messages import shown
+    from ..formats.messages import shown
 
     text = str(exc)
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None and text.startswith("[Errno"):

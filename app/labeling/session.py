@@ -17,12 +17,12 @@ from __future__ import annotations
 import uuid as uuidlib
 from dataclasses import dataclass, replace
 
-from .label_schema import DEFAULT_SCHEMA, LabelSchema, schema_from_json
+from ..records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
+from ..store import Store
+from ..store.connection import utc_now
+from ..store.label_schemas import label_schema_row
 from .pending import PendingLabels, save_failure
-from .records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
-from .store import Store
-from .store.connection import utc_now
-from .store.label_schemas import label_schema_row
+from .schema import DEFAULT_SCHEMA, LabelSchema, schema_from_json
 
 #: Appended to a table row's label while it is pending (kept, not yet in the project).
 PENDING_MARK = " (not yet saved)"
@@ -246,8 +246,8 @@ class LabelingSession:
 
     def labeled_ids(self) -> set[int]:
         """Items with this annotator's current label of this session's kind, pending labels
-        counted (what the "next item" queue of ``app/queue.py`` leaves out)."""
-        from .store.queue_queries import queue_labeled_ids
+        counted (what the "next item" queue of ``app/judge/queue.py`` leaves out)."""
+        from ..store.queue_queries import queue_labeled_ids
 
         done = queue_labeled_ids(self.store, self.annotator, self.kind)
         for item_id, label in self.pending.by_item(self.annotator, self.kind).items():
