@@ -246,6 +246,11 @@ class TableRow:
 
 FILTER_STATUSES = ("labeled", "unlabeled", "adjudicated", "not_adjudicated")
 LABEL_KINDS = ("label", "adjudication")
+
+#: The item-verdict conventions, by name (the rules are ``app.judge.votes``): the one list the
+#: CLI, the statistics and the window offer.
+CONVENTIONS = ("official", "plurality")
+DEFAULT_CONVENTION = "official"
 FILTER_JUDGE = ("wrong", "right", "undecided", "unparsed", "failed", "inconsistent", "confident_wrong")
 FILTER_DISAGREEMENTS = ("annotators", "reference")
 FILTER_ERROR_SOURCES = ("any", "reference", "labels")

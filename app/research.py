@@ -19,7 +19,7 @@ import pandas as pd
 
 from .labeling.pending import unstored_note
 from .project import open_project
-from .records import Label
+from .records import CONVENTIONS, Label
 from .store import Store
 
 #: The tables ``pairscope stats --csv DIR`` writes (DIR/<name>.csv).
@@ -227,7 +227,7 @@ def stat_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     per statistic, with its bootstrap CI)."""
     judges, categories = [], []
     for run, judge in report.get("judges", {}).items():
-        for vote in ("official", "plurality"):
+        for vote in CONVENTIONS:
             part = judge.get(vote) or {}
             low, high = _ci(part.get("overall_ci"))
             judges.append(

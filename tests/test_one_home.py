@@ -313,3 +313,17 @@ def test_an_existing_project_is_never_removed_and_replace_removes_it_first(tmp_p
         assert s.item_count() == 2
     replaced = NewProject(path, media=False, replace=True)
     assert replaced.new and not path.exists()
+
+
+def test_the_vote_conventions_are_listed_once_and_the_mode_names_agree():
+    """The conventions' names live in ``records.CONVENTIONS`` (the bottom layer: the CLI, the
+    statistics and the window read them there); the judging modes the app registers are the
+    modes the prompt templates know."""
+    from pairscope.app.judge.modes import MODES
+    from pairscope.app.judge.votes import CONVENTIONS as VOTE_CONVENTIONS
+    from pairscope.app.records import CONVENTIONS
+    from pairscope.models.prompts import MODES as TEMPLATE_MODES
+
+    assert where(r"""\(\s*["']official["'],\s*["']plurality["']\s*\)""") == {"records.py"}
+    assert VOTE_CONVENTIONS is CONVENTIONS
+    assert tuple(MODES) == TEMPLATE_MODES

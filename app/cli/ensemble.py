@@ -9,9 +9,7 @@ import json
 from pathlib import Path
 
 from ..project import open_project
-
-#: ``app.judge.votes.CONVENTIONS`` (tests/test_ensemble.py checks they are the same).
-VOTES = ("official", "plurality")
+from ..records import CONVENTIONS as VOTES
 
 
 def add_parsers(sub) -> None:

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from ..records import CONVENTIONS as CONVENTIONS
+from ..records import DEFAULT_CONVENTION as DEFAULT_CONVENTION
+
 TIE, UNPARSED, ERROR = -1.0, -2.0, -3.0
-CONVENTIONS = ("official", "plurality")
-DEFAULT_CONVENTION = "official"
 CONVENTION_HELP = {
     "official": "strict majority of all K samples (VL-RewardBench cal.py); no majority = undecided",
     "plurality": "most frequent among samples naming a response; a tied top count = undecided",
@@ -120,7 +121,7 @@ class ItemVerdict:
         """The verdicts of several items from their rows of a vote table, decided in one go
         (``errors``: each item's failure reasons, in row order)."""
         t = np.atleast_2d(np.asarray(table, dtype=float))
-        official, plurality = (decide(t, c) for c in ("official", "plurality"))
+        official, plurality = (decide(t, c) for c in CONVENTIONS)
         consistent = item_consistency(t) if both_orders else np.full(len(t), np.nan)
         reasons = list(errors) or [()] * len(t)
         return [

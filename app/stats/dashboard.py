@@ -21,10 +21,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..records import CONVENTIONS
 from ..store import Store
 from .data import BOTH_BAD, TIE, StatsData
-
-CONVENTIONS = ("official", "plurality")
 
 #: What each empty table or figure says (tests look for these).
 NO_RUNS = (

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..records import CONVENTIONS
 from ..store import Store
 from .agreement import agreement_report, judge_human_kappa
 from .calibration import calibration_report
@@ -119,7 +120,7 @@ def summary_text(report: dict[str, Any]) -> str:
     for run_id, m in report["judges"].items():
         if m.get("official") is None:
             lines.append(f"judge run {run_id} ({m.get('mode')}): {m.get('note')}")
-        for convention in ("official", "plurality"):
+        for convention in CONVENTIONS:
             c = m.get(convention)
             if not c:
                 continue
