@@ -235,10 +235,16 @@ def test_built_wheel_contains_every_package_and_the_demo(tmp_path):
 
     [wheel] = tmp_path.glob("pairscope-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
+    packages = [
+        f"pairscope/{init.relative_to(ROOT).as_posix()}"
+        for folder in ("app", "models", "widgets")
+        for init in sorted((ROOT / folder).rglob("__init__.py"))
+    ]
+    assert "pairscope/app/store/migrations/__init__.py" in packages
     for required in (
-        "pairscope/app/cli.py",
-        "pairscope/app/store/schema.py",
-        "pairscope/app/formats/base.py",
+        *packages,  # every sub-package, each listed in pyproject.toml or missing here
+        "pairscope/app/cli/main.py",
+        "pairscope/app/store/migrations/m006_repair_v5.py",
         "pairscope/app/gui/main_window.py",
         "pairscope/widgets/item_table.py",
         "pairscope/resources/demo/images.jsonl",
