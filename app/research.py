@@ -85,8 +85,8 @@ class Project:
         self.close()
 
     def __repr__(self) -> str:
-        info = self.store.info()
-        return f"<pairscope.Project {self.path.name}: {info.items} items, {info.labels} labels, {info.judge_runs} runs>"
+        info, labels = self.store.info(), self.store.current_label_counts()["label"]  # current, as `info`
+        return f"<pairscope.Project {self.path.name}: {info.items} items, {labels} labels, {info.judge_runs} runs>"
 
     # -- tables ----------------------------------------------------------------------------
 
@@ -126,7 +126,9 @@ class Project:
         per item (cleared ones left out); ``current=False``: every label row ever given, oldest
         first, cleared ones included (the undo history). ``kind``: ``"label"``,
         ``"adjudication"`` or ``None`` for both. ``preferred`` is the chosen response's index
-        (a response index, never a screen position), <NA> for a tie, both bad or discard."""
+        (a response index, never a screen position), <NA> for a tie, both bad or discard.
+        ``error_notes`` is aligned with ``error_types``: each type's note (an "other" error
+        type's text), ``None`` where it has none (``explode(["error_types", "error_notes"])``)."""
         kinds = ("label", "adjudication") if kind is None else (kind,)
         labels: list[Label] = []
         if current:
@@ -324,6 +326,7 @@ def _label_row(label: Label | None, ext: dict[int, str]) -> dict[str, Any]:
                 "ranking",
                 "strength",
                 "error_types",
+                "error_notes",
                 "discard_reasons",
                 "note",
                 "display_order",
@@ -342,6 +345,7 @@ def _label_row(label: Label | None, ext: dict[int, str]) -> dict[str, Any]:
         "ranking": list(label.ranking),
         "strength": label.strength,
         "error_types": [tag.kind if not tag.subkind else f"{tag.kind}/{tag.subkind}" for tag in label.error_types],
+        "error_notes": [tag.note for tag in label.error_types],  # aligned with error_types ("other"'s text)
         "discard_reasons": list(label.discard_reasons),
         "note": label.note,
         "display_order": list(label.display_order),

@@ -98,6 +98,21 @@ def by_id(rows):
     return {r["id"]: r for r in rows}
 
 
+def format_rows(out: Path, fmt: str) -> list[dict]:
+    """The rows of an export in any format: its JSONL file, or (``hf``) its Parquet shards."""
+    if EXPORT_FORMATS[fmt].sink is None:
+        return read_rows(out / EXPORT_FORMATS[fmt].filename)
+    import pyarrow.parquet as pq
+
+    return [r for shard in sorted(out.glob(EXPORT_FORMATS[fmt].filename)) for r in pq.read_table(shard).to_pylist()]
+
+
+def said(messages):
+    """The text of a TRL conversational field (one message, its last part the text)."""
+    [message] = messages
+    return message["content"][-1]["text"]
+
+
 def prefer(session: LabelingSession, store: Store, ext_id: str, response: int, **kw):
     """Label as the annotator would: press the screen position where ``response`` is shown."""
     item_id = store.item_id(ext_id)
@@ -146,21 +161,25 @@ def test_vlrewardbench_rows_follow_the_benchmark_schema(project, tmp_path):
     assert "category" not in row  # the id prefix already says it
 
 
-def test_missing_media_exports_the_item_with_a_warning(project, tmp_path):
+def test_missing_media_keep_their_path_and_are_counted_once(project, tmp_path):
     out = tmp_path / "out"
     result = export_project(project, out, "vlrewardbench", source="reference")
     row = by_id(read_rows(out / "vlrewardbench.jsonl"))["mmmu_4"]
-    assert row["image_path"] is None
-    assert [i for i, _ in result.warnings] == ["mmmu_4"] and "imgs/gone.png" in result.warnings[0][1]
+    assert row["image_path"] == "imgs/gone.png"  # the reference is never erased (issue 22)
+    assert result.warnings == [] and result.missing_media == 1 and result.items_missing_media == 1
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["counts"]["missing_media"] == 1 and manifest["warnings"][0]["id"] == "mmmu_4"
+    assert manifest["counts"]["missing_media"] == 1
+    assert manifest["media"]["missing"]["examples"] == [
+        {"id": "mmmu_4", "ref": "imgs/gone.png", "reason": "image not found when imported"}
+    ]
 
 
-def test_media_gone_since_import_is_a_warning_not_a_crash(project, tmp_path):
+def test_media_gone_since_import_are_counted_not_a_crash(project, tmp_path):
     (tmp_path / "src" / "imgs" / "b.png").unlink()
     result = export_project(project, tmp_path / "out", "vlrewardbench", source="reference")
-    assert {i for i, _ in result.warnings} == {"mmmu_4", "RLAIF-V-2", "wildvision-6"}
-    assert any("no longer at" in m for _, m in result.warnings)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert {e["id"] for e in manifest["media"]["missing"]["examples"]} == {"mmmu_4", "RLAIF-V-2", "wildvision-6"}
+    assert result.missing_media == 3 and "image no longer on disk: 2" in result.media_summary
 
 
 def test_round_trip_through_the_vlrewardbench_importer(project, tmp_path):
@@ -168,7 +187,7 @@ def test_round_trip_through_the_vlrewardbench_importer(project, tmp_path):
     export_project(project, out, "vlrewardbench", source="reference")  # the dataset's own ranking
     with Store.create(tmp_path / "again.pairscope") as again:
         report = import_file(again, out / "vlrewardbench.jsonl", "vlrewardbench", media_root=out)
-        assert report.added == 5 and report.missing_media == 0
+        assert report.added == 5 and report.missing_media == project.info().missing_media == 1  # mmmu_4's
         for summary in again.item_summaries(0, 100):
             new = again.get_item(summary.id)
             old = stored_item(project, new.ext_id)
@@ -176,8 +195,8 @@ def test_round_trip_through_the_vlrewardbench_importer(project, tmp_path):
                 assert getattr(new, name) == getattr(old, name), (new.ext_id, name)
             assert new.responses == old.responses
             assert new.reference == old.reference  # ranking, error tags (raw kept), ground truth
-            old_files = [sha256(Path(m.path)) for m in old.media if m.path]
-            assert [sha256(Path(m.path)) for m in new.media] == old_files
+            old_files = [sha256(Path(m.path)) if m.path else m.ref for m in old.media]
+            assert [sha256(Path(m.path)) if m.path else m.ref for m in new.media] == old_files
         assert again.item_count() == 5
 
 
@@ -206,7 +225,7 @@ def test_adjudication_overrides_the_reference(project, tmp_path):
     assert result.n_items == 5
     export_project(project, tmp_path / "trl", "trl", fallback_reference=True)
     trl = by_id(read_rows(tmp_path / "trl" / "trl.jsonl"))["wildvision-battle-1"]
-    assert trl["chosen"] == "wildvision-battle-1 second" and trl["rejected"] == "wildvision-battle-1 first"
+    assert said(trl["chosen"]) == "wildvision-battle-1 second" and said(trl["rejected"]) == "wildvision-battle-1 first"
     manifest = json.loads((tmp_path / "trl" / "manifest.json").read_text())
     assert manifest["counts"]["per_preference_source"] == {"adjudication": 1, "reference": 4}
 
@@ -218,8 +237,8 @@ def test_newest_adjudication_wins_and_a_cleared_one_falls_back(project, tmp_path
     adjudicate(project, "mathverse_3", outcome="cleared")
     export_project(project, tmp_path / "out", "trl", fallback_reference=True)
     rows = by_id(read_rows(tmp_path / "out" / "trl.jsonl"))
-    assert rows["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 second"
-    assert rows["mathverse_3"]["chosen"] == "mathverse_3 first"  # back to the reference
+    assert said(rows["RLAIF-V-2"]["chosen"]) == "RLAIF-V-2 second"
+    assert said(rows["mathverse_3"]["chosen"]) == "mathverse_3 first"  # back to the reference
 
 
 def test_only_agreed_uses_the_annotators_common_preference(project, tmp_path):
@@ -245,8 +264,8 @@ def test_only_agreed_uses_the_annotators_common_preference(project, tmp_path):
     result = export_project(project, tmp_path / "agreed", "trl", only="agreed")
     rows = by_id(read_rows(tmp_path / "agreed" / "trl.jsonl"))
     assert set(rows) == {"wildvision-battle-1", "RLAIF-V-2"}
-    assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 second"
-    assert rows["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 first"
+    assert said(rows["wildvision-battle-1"]["chosen"]) == "wildvision-battle-1 second"
+    assert said(rows["RLAIF-V-2"]["chosen"]) == "RLAIF-V-2 first"
     skipped = dict(result.skipped)
     assert skipped["mathverse_3"] == "not agreed: annotators disagree"
     assert skipped["wildvision-6"] == "not agreed: only one annotator decided (alice)"
@@ -256,13 +275,13 @@ def test_only_agreed_uses_the_annotators_common_preference(project, tmp_path):
     # the dataset's reference only when it is the chosen source
     export_project(project, tmp_path / "all", "trl", source="reference")
     rows = by_id(read_rows(tmp_path / "all" / "trl.jsonl"))
-    assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 first"
-    assert rows["mathverse_3"]["chosen"] == "mathverse_3 first"
+    assert said(rows["wildvision-battle-1"]["chosen"]) == "wildvision-battle-1 first"
+    assert said(rows["mathverse_3"]["chosen"]) == "mathverse_3 first"
     # the default is the human decision: the annotators' consensus where nobody adjudicated
     export_project(project, tmp_path / "human", "trl")
     rows = by_id(read_rows(tmp_path / "human" / "trl.jsonl"))
-    assert rows["wildvision-battle-1"]["chosen"] == "wildvision-battle-1 second"
-    assert rows["wildvision-6"]["chosen"] == "wildvision-6 first"  # alice's label: a consensus of one
+    assert said(rows["wildvision-battle-1"]["chosen"]) == "wildvision-battle-1 second"
+    assert said(rows["wildvision-6"]["chosen"]) == "wildvision-6 first"  # alice's label: a consensus of one
 
     # the jsonl row carries the agreed preference with its strength and merged error types
     export_project(project, tmp_path / "js", "jsonl", only="agreed")
@@ -290,7 +309,7 @@ def test_discarded_items_are_skipped_in_every_format(project, tmp_path):
     for fmt in EXPORT_FORMATS:
         result = export_project(project, tmp_path / fmt, fmt, source="reference")
         assert ("wildvision-battle-1", "discarded by lead's adjudication (both_wrong)") in result.skipped
-        rows = read_rows(tmp_path / fmt / EXPORT_FORMATS[fmt].filename)
+        rows = format_rows(tmp_path / fmt, fmt)
         assert "wildvision-battle-1" not in {r["id"] for r in rows}
 
 
@@ -374,7 +393,7 @@ def test_media_are_copied_once_and_the_manifest_hashes_every_file(project, tmp_p
     for name, entry in manifest["files"].items():
         assert entry == {"sha256": sha256(out / name), "bytes": (out / name).stat().st_size}
     assert manifest["format"] == "trl" and manifest["tool"]["version"] == __version__
-    assert manifest["source"]["project"] == str(project.path.resolve())
+    assert manifest["source"]["project"] == project.path.name  # by name, not a machine path
     assert manifest["source"]["schema_version"] == project.schema_version
     assert manifest["counts"]["items"] == 5 and manifest["counts"]["media_files"] == 2
     assert manifest["counts"]["per_category"] == {"general": 2, "hallucination": 1, "reasoning": 2}
@@ -452,10 +471,12 @@ def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
             result = export_project(store, out, fmt, source="reference")
             assert result.n_items == len(ids)
             names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
-            allowed = re.compile(r"manifest\.json|[a-z]+\.jsonl|media/[0-9a-f]{64}(\.png)?")
+            allowed = re.compile(
+                r"manifest\.json|[a-z]+\.jsonl|media/[0-9a-f]{64}(\.png)?|README\.md|data/train-0000\d-of-0000\d\.parquet"
+            )
             assert all(allowed.fullmatch(n) for n in names), names
             assert len([n for n in names if n.startswith("media/")]) == 3
-            assert {r["id"] for r in read_rows(out / EXPORT_FORMATS[fmt].filename)} == set(ids)
+            assert {r["id"] for r in format_rows(out, fmt)} == set(ids)
         created = {p for p in tmp_path.rglob("*")} - before
         assert all(tmp_path / "exports" in p.parents or p == tmp_path / "exports" for p in created)
 
@@ -463,7 +484,7 @@ def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
 # -- trl ------------------------------------------------------------------------------------------
 
 
-def test_trl_rows_are_plain_preference_rows(project, tmp_path):
+def test_trl_rows_are_preference_rows(project, tmp_path):
     project.add_items(
         [
             Item(
@@ -479,12 +500,16 @@ def test_trl_rows_are_plain_preference_rows(project, tmp_path):
     rows = read_rows(out / "trl.jsonl")
     assert all(set(r) == {"id", "prompt", "chosen", "rejected", "images", "preference_source"} for r in rows)
     assert {r["preference_source"] for r in rows} == {"reference"}
-    assert all(isinstance(r[k], str) for r in rows for k in ("id", "prompt", "chosen", "rejected"))
+    assert all(isinstance(r["id"], str) and r["prompt"][0]["role"] == "user" for r in rows)
     row = by_id(rows)["RLAIF-V-2"]
-    assert row["prompt"] == "How many sinks?" and row["chosen"] == "RLAIF-V-2 second"
-    assert row["rejected"] == "RLAIF-V-2 first" and len(row["images"]) == 1
-    assert all((out / p).is_file() for r in rows for p in r["images"])
-    assert by_id(rows)["mmmu_4"]["images"] == []  # its image is missing (and reported)
+    assert row["prompt"][0]["content"] == [{"type": "image", "text": None}, {"type": "text", "text": "How many sinks?"}]
+    assert said(row["chosen"]) == "RLAIF-V-2 second" and row["chosen"][0]["role"] == "assistant"
+    assert said(row["rejected"]) == "RLAIF-V-2 first" and len(row["images"]) == 1
+    export_project(project, tmp_path / "plain", "trl-plain", source="reference")
+    plain = by_id(read_rows(tmp_path / "plain" / "trl.jsonl"))
+    assert plain["RLAIF-V-2"]["prompt"] == "How many sinks?" and plain["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 second"
+    assert all((out / p).is_file() for r in rows if r["id"] != "mmmu_4" for p in r["images"])
+    assert by_id(rows)["mmmu_4"]["images"] == ["imgs/gone.png"]  # missing: its reference is kept (and counted)
     assert dict(result.skipped)["bon"] == "TRL rows need exactly 2 responses, the item has 3"
 
 
@@ -548,7 +573,8 @@ def test_jsonl_rows_carry_items_labels_and_adjudication(project, tmp_path):
     assert m3["adjudication"]["annotator"] == "lead" and m3["adjudication"]["preferred"] == 1
     assert m3["preference"]["source"] == "adjudication"
     missing = rows["mmmu_4"]["media"][0]
-    assert missing["path"] is None and missing["ref"] == "imgs/gone.png" and missing["problem"]
+    assert missing["path"] == missing["ref"] == "imgs/gone.png" and missing["sha256"] is None
+    assert missing["problem"] == "image not found when imported"  # no machine path in a row
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["reimport"] == {"format": "jsonl", "media_root": ".", "map": JSONL_IMPORT_MAP}
 
@@ -580,7 +606,8 @@ def test_jsonl_export_reimports_items_references_categories_and_media(project, t
             assert (new.prompt, new.category, new.subset) == (old.prompt, old.category, old.subset)
             assert [r.text for r in new.responses] == [r.text for r in old.responses]
             assert new.reference == old.reference
-            assert [sha256(Path(m.path)) for m in new.media] == [sha256(Path(m.path)) for m in old.media if m.path]
+            digests = [[sha256(Path(m.path)) if m.path else m.ref for m in x.media] for x in (new, old)]
+            assert digests[0] == digests[1]  # a missing file comes back missing, with its reference
             assert new.extra["extra"] == old.extra  # the original extra rides along, nested
 
 

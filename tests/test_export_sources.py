@@ -63,7 +63,15 @@ def adjudicate(store: Store, ext_id: str, outcome: str = "prefer", ranking=(), *
 
 
 def rows_of(out: Path, name: str = "trl.jsonl") -> dict[str, dict]:
-    return {r["id"]: r for r in (json.loads(line) for line in (out / name).read_text("utf-8").splitlines())}
+    """Rows by id; a TRL row's chosen/rejected messages as their text (one message, one text part)."""
+    rows = {r["id"]: r for r in (json.loads(line) for line in (out / name).read_text("utf-8").splitlines())}
+    for row in rows.values():
+        for key in ("chosen", "rejected"):
+            if isinstance(row.get(key), list):
+                [message] = row[key]
+                [part] = message["content"]
+                row[key] = part["text"]
+    return rows
 
 
 def manifest_of(out: Path) -> dict:

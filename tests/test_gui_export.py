@@ -113,7 +113,7 @@ def test_the_dialog_names_the_source_and_exports_the_annotators_decision(qtbot, 
     choose(dialog.format, "trl")
     manifest = export_and_wait(qtbot, dialog, tmp_path / "out")
     rows = [json.loads(line) for line in (tmp_path / "out" / "trl.jsonl").read_text("utf-8").splitlines()]
-    assert [(r["id"], r["chosen"], r["preference_source"]) for r in rows] == [
+    assert [(r["id"], r["chosen"][0]["content"][0]["text"], r["preference_source"]) for r in rows] == [
         ("wildvision-1", "wildvision-1 second", "consensus")
     ]
     assert manifest["preference"]["source"] == "human"
@@ -146,3 +146,24 @@ def test_discarded_items_only_go_out_when_asked_and_the_fallback_is_explicit(qtb
     manifest = export_and_wait(qtbot, dialog, tmp_path / "fallback")
     assert manifest["counts"]["per_preference_source"] == {"consensus": 1, "reference": 4}
     assert manifest["counts"]["skipped_by_reason"] == {"discarded by bob (media_unusable)": 1}
+
+
+def test_the_media_choice_is_stated_and_reference_copies_nothing(qtbot, project_path, tmp_path):
+    window = open_export(qtbot, project_path)
+    dialog = show_dialog(qtbot, window)
+    assert dialog.media.currentData() == "copy"  # the format's own default
+    assert "copied into the folder" in dialog.explain.text()
+    choose(dialog.scope, "Every item")
+    choose(dialog.source, "Dataset reference")
+    manifest = export_and_wait(qtbot, dialog, tmp_path / "copy")
+    assert manifest["media"]["mode"] == "copy" and manifest["counts"]["media_files"] == 1
+    assert "Media: copied 1 file into the export folder" in dialog.result_text
+    choose(dialog.media, "Reference the dataset's media paths (copy nothing)")
+    assert "No media file is copied" in dialog.explain.text()
+    manifest = export_and_wait(qtbot, dialog, tmp_path / "ref")
+    assert manifest["media"]["mode"] == "reference" and not (tmp_path / "ref" / "media").exists()
+    rows = [json.loads(line) for line in (tmp_path / "ref" / "vlrewardbench.jsonl").read_text("utf-8").splitlines()]
+    assert {r["image_path"] for r in rows} == {"a.png"}  # the dataset's own path
+    assert "Media: not copied" in dialog.result_text
+    choose(dialog.format, "trl")
+    assert dialog.media.currentData() == "copy"  # a format change takes that format's default

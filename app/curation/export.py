@@ -1,10 +1,11 @@
 """Curated export: a project's items, with a named preference source, as a folder.
 
-``export_project(store, out_dir, fmt)`` writes ``out_dir/<format file>.jsonl``, copies every
-media file into ``out_dir/media/<sha256><suffix>`` (paths in the rows are relative to
-``out_dir``) and writes ``out_dir/manifest.json`` last: the preference source, the filters
+``export_project(store, out_dir, fmt)`` writes ``out_dir/<format file>.jsonl``, with
+``media="copy"`` (the default) copies every media file into ``out_dir/media/<sha256><suffix>``
+(``vlrewardbench``: under the dataset's ``images/<subset>/…``; paths in the rows are relative
+to ``out_dir``) and writes ``out_dir/manifest.json`` last: the preference source, the filters
 that were applied (and only those), counts per preference source and per skip reason, the
-skipped items, the source of every row, the project, its schema version, the tool version
+skipped items, the source of every row, the project (by name), its schema version, the tool version
 and the sha256 of every file written.
 
 Which preference is exported is chosen explicitly (``source``, :class:`PreferenceSource`):
@@ -37,9 +38,10 @@ decides a preference keeps the item). "Current" is the store's one definition
 ``only="adjudicated"`` keeps adjudicated items; ``only="agreed"`` those humans settled
 (adjudicated, or two or more annotators agree). Every skip is reported with its reason.
 
-A media file that is missing (never found at import, or gone since) does not stop the
-item: it is exported without that file, and the export reports a warning naming it; the
-``jsonl`` format keeps the original reference with ``path: null``.
+A missing media file (never found at import, or gone since) never erases its reference: the
+row names the dataset's own path (VL-RewardBench's ``images/<subset>/<file>``), and the
+missing files are counted once (the result's ``media_summary``, the manifest's ``media``),
+never warned per item. ``media="reference"`` copies nothing: rows name the dataset's paths.
 
 What round-trips (tested; details in docs/EXPORT.md): a ``vlrewardbench`` export with
 ``source="reference"`` re-imports (``media_root=out``) into the same items, media bytes
@@ -61,33 +63,43 @@ clear message), and an export killed midway is swept by the next one into the sa
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..records import LABELED_OUTCOMES, STATED_OUTCOMES, Item, ItemFilter, Label
+from ..records import LABELED_OUTCOMES, STATED_OUTCOMES, Item, Label
 from ..store import Store
 from ..store.connection import utc_now
 from .export_files import (
     MANIFEST,
+    MEDIA_CHOICES,
     MEDIA_DIR,
     ExportError,
+    JsonlRows,
     MediaCopier,
     Output,
     WriteFailed,
-    dump_row,
     export_error,
     prepare_folder,
 )
 from .export_files import AtomicWriter as _AtomicWriter
 from .export_formats import EXPORT_FORMATS, ExportFormat, ExportItem, Preference
+from .export_select import describe_table_filter, select_items
 
 ONLY_CHOICES = ("adjudicated", "agreed")
 SOURCE_KINDS = ("human", "adjudicated", "consensus", "annotator", "reference")
-_PAGE = 5000
+#: ``--media`` when not given, per format (every other format: ``copy``).
+MEDIA_DEFAULTS: dict[str, str] = {}
+MANIFEST_PATHS = ("name", "absolute")
+
+
+def default_media(fmt: str) -> str:
+    """The format's own media choice: ``copy`` unless :data:`MEDIA_DEFAULTS` says otherwise."""
+    return MEDIA_DEFAULTS.get(fmt, "copy")
 
 
 @dataclass(frozen=True)
@@ -146,6 +158,11 @@ class ExportResult:
     warnings: list[tuple[str, str]] = field(default_factory=list)
     per_category: dict[str, int] = field(default_factory=dict)
     per_source: dict[str, int] = field(default_factory=dict)
+    media: str = "copy"  # the media choice: copy or reference
+    media_files: int = 0  # files copied
+    missing_media: int = 0  # media the rows name that are not on disk (counted once, not warned)
+    items_missing_media: int = 0
+    media_summary: str = ""  # one line: the choice, the copies, the missing
 
     @property
     def manifest_path(self) -> Path:
@@ -321,55 +338,6 @@ def only_rejects(only: str | None, labels: dict[str, Label], adjudication: Label
     return None
 
 
-# -- selection --------------------------------------------------------------------------------
-
-
-def describe_table_filter(item_filter: ItemFilter) -> dict[str, Any]:
-    """The parts of a table filter that select something (``{}``: the table shows every
-    item); the annotator and label kind only where the filter reads them."""
-    defaults = ItemFilter()
-    out = {
-        f.name: getattr(item_filter, f.name)
-        for f in fields(ItemFilter)
-        if getattr(item_filter, f.name) != getattr(defaults, f.name)
-    }
-    reads_annotator = item_filter.status in ("labeled", "unlabeled") or item_filter.disagreement == "reference"
-    if not reads_annotator:
-        out.pop("annotator", None)
-    if item_filter.status not in ("labeled", "unlabeled"):
-        out.pop("label_kind", None)
-    if item_filter.error_type is None:
-        out.pop("error_source", None)
-    return out
-
-
-def _all_item_ids(store: Store) -> Iterator[int]:
-    offset = 0
-    while True:
-        page = store.item_summaries(offset, _PAGE)
-        yield from (s.id for s in page)
-        if len(page) < _PAGE:
-            return
-        offset += _PAGE
-
-
-def select_items(store: Store, collection: str | None, item_ids: Sequence[int] | None) -> list[int]:
-    """Store ids to consider, in store order: the collection's (or every item), limited
-    to ``item_ids`` when given."""
-    if collection is not None:
-        known = store.collections()
-        if collection not in known:
-            raise ValueError(f"no collection named {collection!r}; collections: {', '.join(sorted(known)) or 'none'}")
-        ids = store.collection_item_ids(collection)
-        if item_ids is not None:
-            wanted = set(item_ids)
-            ids = [i for i in ids if i in wanted]
-        return ids
-    if item_ids is not None:
-        return sorted(set(item_ids))
-    return list(_all_item_ids(store))
-
-
 @dataclass(frozen=True)
 class _Choice:
     """What the caller chose: the preference rules, and the filters as they were applied."""
@@ -379,6 +347,8 @@ class _Choice:
     include_discarded: bool
     only: str | None
     filters: dict[str, Any]
+    media: str = "copy"
+    manifest_paths: str = "name"
 
     def preference_record(self) -> dict[str, Any]:
         return {
@@ -403,6 +373,8 @@ def export_project(
     table_filter: dict | None = None,
     force: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    media: str | None = None,
+    manifest_paths: str = "name",
 ) -> ExportResult:
     """Export a project's items as ``fmt`` into ``out_dir`` (see the module docstring).
 
@@ -412,7 +384,8 @@ def export_project(
     collection, or a ``table_filter`` without the ``item_ids`` it selected;
     ``FileExistsError`` when ``out_dir`` is not empty and ``force`` is false, and
     :class:`ExportError` when the export cannot be written (what it wrote is removed).
-    ``progress(done, total)`` is called after each item.
+    ``progress(done, total)`` is called after each item. ``media``: ``copy`` or ``reference``
+    (``None``: the format's default); ``manifest_paths="absolute"`` records the project's path.
     """
     try:
         export_format: ExportFormat = EXPORT_FORMATS[fmt]
@@ -427,6 +400,10 @@ def export_project(
         raise ValueError(f"only must be one of {', '.join(ONLY_CHOICES)} (or None), got {only!r}")
     if table_filter is not None and item_ids is None:
         raise ValueError("a table filter is recorded with the item ids it selected: pass item_ids too")
+    media = default_media(fmt) if media is None else media
+    if media not in MEDIA_CHOICES or manifest_paths not in MANIFEST_PATHS:
+        choices = f"media: {', '.join(MEDIA_CHOICES)}; manifest_paths: {', '.join(MANIFEST_PATHS)}"
+        raise ValueError(f"unknown media ({media!r}) or manifest_paths ({manifest_paths!r}) choice; {choices}")
     ids = select_items(store, collection, item_ids)
     filters: dict[str, Any] = {}
     if collection is not None:
@@ -439,8 +416,9 @@ def export_project(
             filters["table"] = {"filter": table_filter, "items": n}
         else:
             filters["item_ids"] = n
-    choice = _Choice(chosen, fallback_reference, include_discarded, only, filters)
-    out_dir = Path(out_dir)
+    choice = _Choice(chosen, fallback_reference, include_discarded, only, filters, media, manifest_paths)
+    shown_dir = Path(out_dir)
+    out_dir = Path(os.path.abspath(shown_dir))  # a relative --out works like an absolute one
     output = prepare_folder(out_dir, force)
     try:
         result = _write_export(store, out_dir, fmt, export_format, ids, output, choice, progress)
@@ -451,6 +429,7 @@ def export_project(
             raise export_error(cause, out_dir) from cause
         raise
     output.finish()
+    result.out_dir = shown_dir
     return result
 
 
@@ -466,31 +445,33 @@ def _write_export(
 ) -> ExportResult:
     description = choice.source.describe(choice.fallback_reference)
     result = ExportResult(out_dir, fmt, 0, source=str(choice.source), source_description=description)
-    copier = MediaCopier(out_dir, store.path.parent, keep_paths=export_format.keep_media_paths, output=output)
+    keep = export_format.keep_media_paths
+    copier = MediaCopier(out_dir, store.path.parent, keep_paths=keep, output=output, mode=choice.media)
     sources: Counter = Counter()
     rows: list[dict[str, Any]] = []
-    missing_media = 0
-    writer = _AtomicWriter(out_dir / export_format.filename, output)
+    sink = export_format.sink
+    writer = sink(out_dir, output) if sink is not None else JsonlRows(out_dir, export_format.filename, output)
     try:
         for done, item_id in enumerate(ids, start=1):
             entry = _export_item(store, item_id, choice, export_format, copier, result)
             if entry is not None:
-                writer.write(dump_row(export_format.row(entry)))
+                writer.write(export_format.row(entry))
                 result.n_items += 1
                 category = entry.item.category
                 result.per_category[category] = result.per_category.get(category, 0) + 1
                 sources[entry.preference.source] += 1
                 pref = entry.preference
                 rows.append({"id": entry.item.dataset_id, "source": pref.source, "annotators": list(pref.annotators)})
-                missing_media += sum(1 for m in entry.media if m.path is None)
             if progress is not None:
                 progress(done, len(ids))
-        files = {export_format.filename: writer.commit()}
+        files = writer.commit()
     except BaseException:
         writer.discard()
         raise
     files.update(sorted(copier.files.items()))
     result.per_source = dict(sorted(sources.items()))
+    result.media, result.media_files, result.media_summary = choice.media, len(copier.files), copier.summary()
+    result.missing_media, result.items_missing_media = copier.missing, copier.items_missing
     by_reason = result.skipped_by_reason()
 
     manifest = {
@@ -501,7 +482,7 @@ def _write_export(
         "created_at": utc_now(),
         "tool": {"name": "pairscope", "version": __version__},
         "source": {
-            "project": str(store.path.resolve()),
+            "project": str(store.path.resolve()) if choice.manifest_paths == "absolute" else store.path.name,
             "schema_version": store.schema_version,
             "meta": store.all_meta(),
         },
@@ -515,8 +496,10 @@ def _write_export(
             "skipped": len(result.skipped),
             "skipped_by_reason": {reason: len(item_ids) for reason, item_ids in by_reason.items()},
             "media_files": len(copier.files),
-            "missing_media": missing_media,
+            "missing_media": copier.missing,
+            "items_missing_media": copier.items_missing,
         },
+        "media": copier.record(),
         "skipped": [{"id": i, "reason": r} for i, r in result.skipped],
         "skipped_ids_by_reason": by_reason,
         "warnings": [{"id": i, "message": m} for i, m in result.warnings],
@@ -524,6 +507,7 @@ def _write_export(
         "reimport": export_format.reimport,
         "files": files,
     }
+    files.update(writer.finish(manifest))  # a dataset card, from the manifest
     output.sync()  # every file (fsynced at commit) and every rename is on disk before the manifest
     manifest_writer = _AtomicWriter(out_dir / MANIFEST, output)
     try:
@@ -562,15 +546,13 @@ def _export_item(
     if why is not None:
         result.skipped.append((item.ext_id, why))
         return None
-    media = tuple(copier.copy(m) for m in item.media)
-    for m in media:
-        if m.path is None:
-            result.warnings.append((item.ext_id, f"exported without {m.kind} {m.ref!r}: {m.problem}"))
-    return ExportItem(item, preference, labels, adjudication, media)
+    return ExportItem(item, preference, labels, adjudication, copier.item_media(item))
 
 
 __all__ = [
     "EXPORT_FORMATS",
+    "MEDIA_CHOICES",
+    "MEDIA_DEFAULTS",
     "MEDIA_DIR",
     "ONLY_CHOICES",
     "SOURCE_KINDS",
@@ -581,6 +563,7 @@ __all__ = [
     "PreferenceSource",
     "consensus_preference",
     "current_labels",
+    "default_media",
     "describe_table_filter",
     "discarded_by",
     "export_project",

@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import re
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +35,7 @@ from ..durable import (
     store_content,
 )
 from ..formats.media_refs import check_file, inside
-from ..records import MediaRef
+from ..records import Item, MediaRef
 from .export_formats import ExportedMedia
 
 MANIFEST = "manifest.json"
@@ -191,45 +192,148 @@ def dump_row(row: dict[str, Any]) -> bytes:
         return (json.dumps(row) + "\n").encode("ascii")
 
 
+class JsonlRows:
+    """A format's rows as one JSONL file (``out_dir/name``), written atomically
+    (:class:`~pairscope.app.curation.export_formats.RowSink`)."""
+
+    def __init__(self, out_dir: Path, name: str, made: Made) -> None:
+        self.name = name
+        self.writer = AtomicWriter(out_dir / name, made)
+
+    def write(self, row: dict[str, Any]) -> None:
+        self.writer.write(dump_row(row))
+
+    def commit(self) -> dict[str, dict[str, Any]]:
+        return {self.name: self.writer.commit()}
+
+    def discard(self) -> None:
+        self.writer.discard()
+
+    def finish(self, manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {}
+
+
 def _suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     return suffix if _SUFFIX_RE.fullmatch(suffix) else ""
 
 
-class MediaCopier:
-    """Copies media into ``out_dir/media/<sha256><suffix>``, each distinct file once; with
-    ``keep_paths``, under the dataset's own relative path when it stays inside ``out_dir``
-    (VL-RewardBench's scripts read the subset from ``images/<subset>/…``). Only files whose
-    header says they are an image or a video of their kind are copied."""
+MEDIA_CHOICES = ("copy", "reference")
+_MAX_EXAMPLES = 20
 
-    def __init__(self, out_dir: Path, project_dir: Path, keep_paths: bool = False, output: Output | None = None):
-        self.out_dir = out_dir
-        self.dir = out_dir / MEDIA_DIR
+
+def _import_reason(problem: str | None) -> str:
+    """Why the import found no usable file, in words without machine paths."""
+    text = problem or ""
+    if "leaves the media root" in text:
+        return "outside the media root (refused when imported)"
+    if not text or "not found" in text:
+        return "not found when imported"
+    return "refused when imported (not a usable file)"
+
+
+class MediaCopier:
+    """Names each media file of the exported rows and, with ``mode="copy"``, copies it into
+    ``out_dir/media/<sha256><suffix>`` (each distinct file once); with ``keep_paths``, under
+    the dataset's own relative path when it stays inside ``out_dir`` (VL-RewardBench's
+    scripts read the subset from ``images/<subset>/…``). ``mode="reference"`` copies nothing:
+    rows name the dataset's references. A missing file keeps its reference in the row and is
+    counted (:meth:`record`), never warned per item. Only files whose header says they are an
+    image or a video of their kind are used."""
+
+    def __init__(
+        self,
+        out_dir: Path,
+        project_dir: Path,
+        keep_paths: bool = False,
+        output: Output | None = None,
+        mode: str = "copy",
+    ):
+        self.out_dir = Path(os.path.abspath(out_dir))  # a relative --out works like an absolute one
+        self.dir = self.out_dir / MEDIA_DIR
         self.project_dir = project_dir
         self.keep_paths = keep_paths
         self.output = output
+        self.mode = mode
         self.files: dict[str, dict[str, Any]] = {}
-        self._by_source: dict[str, tuple[str, str]] = {}
+        self._by_source: dict[str, tuple[str, str | None]] = {}
+        self._reserved: set[str] = set()  # dataset paths of missing files: a copy never takes them
+        self.missing = 0
+        self.items_missing = 0
+        self.missing_by_reason: Counter[str] = Counter()
+        self.missing_examples: list[dict[str, str]] = []
+
+    def item_media(self, item: Item) -> tuple[ExportedMedia, ...]:
+        """The item's media as its row names them; missing ones are counted with the item."""
+        media = tuple(self.copy(m) for m in item.media)
+        gone = [m for m in media if m.source is None]
+        self.items_missing += bool(gone)
+        for m in gone:
+            self.missing += 1
+            self.missing_by_reason[m.problem or "missing"] += 1
+            if len(self.missing_examples) < _MAX_EXAMPLES:
+                self.missing_examples.append({"id": item.ext_id, "ref": m.ref, "reason": m.problem or "missing"})
+        return media
 
     def copy(self, ref: MediaRef) -> ExportedMedia:
         if ref.path is None:
-            return ExportedMedia(ref.kind, ref.ref, None, None, ref.problem or f"{ref.kind} missing")
+            return self._missing(ref, _import_reason(ref.problem))
         source = Path(ref.path)
         if not source.is_absolute():  # stored relative to the project's folder
             source = self.project_dir / source
         key = os.path.abspath(source)
         if key not in self._by_source:
             why = check_file(source, ref.kind)
-            if why == "not found":
-                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} no longer at {source}")
             if why is not None:
-                return ExportedMedia(ref.kind, ref.ref, None, None, f"{ref.kind} {source} {why}; not exported")
-            try:
-                self._by_source[key] = self._copy(source, self._kept(ref.ref))
-            except OSError as exc:  # reading the source; writing the export raises WriteFailed
-                return ExportedMedia(ref.kind, ref.ref, None, None, f"could not copy {source}: {exc}")
+                return self._missing(ref, "no longer on disk" if why == "not found" else why)
+            if self.mode == "reference":
+                self._by_source[key] = ("", None)
+            else:
+                try:
+                    self._by_source[key] = self._copy(source, self._kept(ref.ref))
+                except OSError as exc:  # reading the source; writing the export raises WriteFailed
+                    return self._missing(ref, f"could not be read ({exc.strerror or type(exc).__name__})")
         rel, digest = self._by_source[key]
-        return ExportedMedia(ref.kind, ref.ref, rel, digest, None)
+        return ExportedMedia(ref.kind, ref.ref, rel or ref.ref, digest, None, key)
+
+    def _missing(self, ref: MediaRef, why: str) -> ExportedMedia:
+        """A file the export does not have: the row keeps the dataset's reference."""
+        kept = self._kept(ref.ref) if self.mode == "copy" else None
+        if kept is not None:
+            self._reserved.add(kept)
+        return ExportedMedia(ref.kind, ref.ref, ref.ref, None, f"{ref.kind} {why}")
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's ``media``: the choice, how rows name files, the copies, the missing."""
+        paths = (
+            "relative to the export folder (VL-RewardBench: images_dir is the export folder);"
+            " a missing file keeps the dataset's own path"
+            if self.mode == "copy"
+            else "the dataset's own paths, as imported: relative to the folder its media were under"
+            " (VL-RewardBench: images_dir); no file was copied"
+        )
+        missing = {
+            "files": self.missing,
+            "items": self.items_missing,
+            "by_reason": dict(self.missing_by_reason.most_common()),
+            "examples": self.missing_examples,
+        }
+        return {"mode": self.mode, "paths": paths, "copied_files": len(self.files), "missing": missing}
+
+    def summary(self) -> str:
+        """One line for the CLI and the dialog: the choice, the copies, the missing (counted once)."""
+        if self.mode == "copy":
+            n = len(self.files)
+            text = f"media: copied {n:,} file{'s' if n != 1 else ''} into the export folder (--media copy)"
+        else:
+            text = "media: not copied (--media reference): rows name the dataset's own paths"
+        if self.missing:
+            reasons = ", ".join(f"{why}: {n:,}" for why, n in self.missing_by_reason.most_common(3))
+            text += (
+                f"; {self.missing:,} media files missing on {self.items_missing:,} items ({reasons});"
+                " their rows keep the dataset's paths (manifest.json lists examples)"
+            )
+        return text
 
     def _kept(self, ref: str) -> str | None:
         """The dataset's relative path to write a file under, or ``None`` (content-addressed)."""
@@ -239,9 +343,10 @@ class MediaCopier:
         if target is None or target.parent == self.out_dir:
             return None  # outside, or beside the JSONL and the manifest
         rel = target.relative_to(self.out_dir).as_posix()
-        return None if rel in self.files or rel.split("/")[0] == MEDIA_DIR else rel
+        taken = rel in self.files or rel in self._reserved
+        return None if taken or rel.split("/")[0] == MEDIA_DIR else rel
 
-    def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str]:
+    def _copy(self, source: Path, kept: str | None = None) -> tuple[str, str | None]:
         digest = file_sha256(source)  # a source that cannot be read costs that file only
         with writing():
             if kept is not None:
@@ -258,9 +363,11 @@ class MediaCopier:
 __all__ = [
     "JOURNAL",
     "MANIFEST",
+    "MEDIA_CHOICES",
     "MEDIA_DIR",
     "AtomicWriter",
     "ExportError",
+    "JsonlRows",
     "MediaCopier",
     "Output",
     "WriteFailed",

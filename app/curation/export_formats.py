@@ -1,20 +1,26 @@
 """Row writers for the curated export: one function per output format, in a registry.
 
 :mod:`pairscope.app.curation.export` decides which items go out, with which preference, and copies
-their media; the writers here only turn one :class:`ExportItem` into one JSON row (or say
-why the format cannot hold it). Adding a format is one :class:`ExportFormat` in
+their media; the writers here only turn one :class:`ExportItem` into one row (or say
+why the format cannot hold it): a JSONL line, or for ``hf`` a Parquet row that
+:mod:`.hf_dataset` writes (its ``sink``). Adding a format is one :class:`ExportFormat` in
 ``EXPORT_FORMATS``: nothing else branches on format names.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..formats.vlrewardbench import order_to_ranks
 from ..records import ErrorTag, Item, Label
 from ..taxonomy import vlrewardbench_category
+
+if TYPE_CHECKING:
+    from ..durable import Made
 
 
 @dataclass(frozen=True)
@@ -45,14 +51,17 @@ class Preference:
 
 @dataclass(frozen=True)
 class ExportedMedia:
-    """One media file of an exported item: ``path`` is relative to the export folder
-    (``media/<sha256><suffix>``), ``None`` when the file could not be copied."""
+    """One media file of an exported item. ``path`` is what the row names, never ``None``:
+    the copy's path relative to the export folder, else (not copied: ``--media reference``,
+    or the file is missing) the dataset's own reference. ``sha256`` is the copy's; ``source``
+    the file on disk (``None``: missing, and ``problem`` says why, without machine paths)."""
 
     kind: str
     ref: str
     path: str | None
     sha256: str | None = None
     problem: str | None = None
+    source: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,12 @@ def _trl_rejects(x: ExportItem) -> str | None:
     return _needs_preference(x)
 
 
+def _hf_rejects(x: ExportItem) -> str | None:
+    if len(x.item.responses) != 2:
+        return f"preference rows need exactly 2 responses, the item has {len(x.item.responses)}"
+    return _needs_preference(x)
+
+
 def _vlrewardbench_rejects(x: ExportItem) -> str | None:
     if len(x.item.responses) < 2:
         return f"VL-RewardBench rows need at least 2 responses, the item has {len(x.item.responses)}"
@@ -166,19 +181,164 @@ def vlrewardbench_row(x: ExportItem) -> dict[str, Any]:
     return row
 
 
-def trl_row(x: ExportItem) -> dict[str, Any]:
-    """A TRL preference row with plain strings: ``id, prompt, chosen, rejected, images`` and
-    ``preference_source`` (where the preference came from; trainers ignore extra columns)."""
+def _text_part(text: Any) -> dict[str, Any] | None:
+    return {"type": "text", "text": text} if isinstance(text, str) else None
+
+
+def _media_part(kind: str) -> dict[str, Any]:
+    """A placeholder part; ``text`` is null as in TRL's own sets, so every part has one shape
+    (``datasets`` then reads ``content`` as a struct list, in JSONL as in Parquet)."""
+    return {"type": kind, "text": None}
+
+
+def _parts(content: Any) -> list[dict[str, Any]] | None:
+    """Content as TRL's parts (``{"type": "text", "text": …}``, ``{"type": "image"}``); ``None``
+    for a shape those cannot hold (another part type, a part without its text)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return None
+    parts = []
+    for part in content:
+        kind = part.get("type", "text") if isinstance(part, dict) else None
+        parsed = _media_part("image") if kind == "image" else _text_part(part.get("text")) if kind == "text" else None
+        if parsed is None:
+            return None
+        parts.append(parsed)
+    return parts
+
+
+def _messages(raw: Any) -> list[dict[str, Any]] | None:
+    """A stored conversational field (a JSON message list) in TRL's parts form, or ``None``."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return None
+    if not isinstance(raw, list) or not raw:
+        return None
+    messages = []
+    for message in raw:
+        role = message.get("role") if isinstance(message, dict) else None
+        parts = _parts(message.get("content")) if isinstance(role, str) and isinstance(message, dict) else None
+        if parts is None:
+            return None
+        messages.append({"role": role, "content": parts})
+    return messages
+
+
+def _placeholders(messages: list[dict[str, Any]], kind: str = "image") -> int:
+    return sum(1 for m in messages for part in m["content"] if part["type"] == kind)
+
+
+def prompt_messages(x: ExportItem, n_images: int, n_videos: int = 0) -> list[dict[str, Any]]:
+    """The prompt as TRL's vision sets write it: one user message holding one ``{"type":
+    "image"}`` per image (in order; ``{"type": "video"}`` per video), then the text.
+
+    A prompt imported in conversational form (TRL, Hugging Face) keeps its own messages
+    (system turns, several turns) when they place exactly one image placeholder per image;
+    a message list without placeholders gets them before its first user text, as TRL's
+    ``prepare_multimodal_messages`` would place them."""
     item = x.item
+    original = _messages(item.prompt_raw) if item.source_format in _CONVERSATIONAL_SOURCES and not n_videos else None
+    if original is not None and _placeholders(original) == 0 and n_images:
+        first_user = next((m for m in original if m["role"] == "user"), None)
+        if first_user is not None:
+            first_user["content"][:0] = [_media_part("image") for _ in range(n_images)]
+    if original is not None and _placeholders(original) == n_images:
+        return original
+    videos = [_media_part("video") for _ in range(n_videos)]
+    return [{"role": "user", "content": [*videos, *_text_and_images(_query_text(item), n_images)]}]
+
+
+IMAGE_TOKEN = "<image>"
+
+
+def _text_and_images(text: str, n_images: int) -> list[dict[str, Any]]:
+    """The text's parts with one image placeholder per image: where the text's own
+    ``<image>`` tokens stand when it has one per image, else all before the text. The tokens
+    never stay in the text (a LLaVA-style processor would count them as images too)."""
+    pieces = text.split(IMAGE_TOKEN)
+    if n_images and len(pieces) == n_images + 1:
+        parts: list[dict[str, Any]] = []
+        for i, piece in enumerate(pieces):
+            if i:
+                parts.append(_media_part("image"))
+            if piece.strip():
+                parts.append({"type": "text", "text": piece.strip()})
+        return parts
+    clean = " ".join(piece.strip() for piece in pieces if piece.strip()) if len(pieces) > 1 else text
+    return [*(_media_part("image") for _ in range(n_images)), {"type": "text", "text": clean}]
+
+
+def response_messages(x: ExportItem, index: int) -> list[dict[str, Any]]:
+    """Response ``index`` as an assistant message (the original message list when a
+    conversational import kept one: ``chosen_raw`` for response 0, ``rejected_raw`` for 1)."""
+    item = x.item
+    if item.source_format in _CONVERSATIONAL_SOURCES and index in (0, 1):
+        original = _messages(item.extra.get(("chosen_raw", "rejected_raw")[index]))
+        if original is not None and not _placeholders(original):
+            return original
+    return [{"role": "assistant", "content": [{"type": "text", "text": item.responses[index].text}]}]
+
+
+#: Formats whose prompts PairScope keeps as the original message list (``prompt_raw``).
+_CONVERSATIONAL_SOURCES = ("trl", "hf-preference")
+
+
+def _pair(x: ExportItem) -> tuple[int, int]:
     chosen = x.preference.preferred
-    assert chosen is not None, "_trl_rejects turns away items without a preferred response"
-    texts = [r.text for r in item.responses]
+    assert chosen is not None, "the format's check turns away items without a preferred response"
+    return chosen, 1 - chosen
+
+
+def trl_row(x: ExportItem) -> dict[str, Any]:
+    """A TRL vision preference row, as TRL's own sets (``trl-lib/rlaif-v``) write it:
+    ``prompt`` a user message with one image placeholder per image then the text,
+    ``chosen``/``rejected`` assistant messages, ``images`` in order; plus ``id`` and
+    ``preference_source`` (where the preference came from; trainers ignore extra columns)."""
+    chosen, rejected = _pair(x)
+    images = x.media_paths("image")
     return {
-        "id": item.dataset_id,
-        "prompt": item.prompt,
+        "id": x.item.dataset_id,
+        "prompt": prompt_messages(x, len(images)),
+        "chosen": response_messages(x, chosen),
+        "rejected": response_messages(x, rejected),
+        "images": images,
+        "preference_source": x.preference.source,
+    }
+
+
+def trl_plain_row(x: ExportItem) -> dict[str, Any]:
+    """A TRL preference row with plain strings (text-only trainers); TRL's vision collator
+    refuses these rows with images ("0 <|image_pad|> tokens and N images")."""
+    chosen, rejected = _pair(x)
+    texts = [r.text for r in x.item.responses]
+    return {
+        "id": x.item.dataset_id,
+        "prompt": x.item.prompt,
         "chosen": texts[chosen],
-        "rejected": texts[1 - chosen],
+        "rejected": texts[rejected],
         "images": x.media_paths("image"),
+        "preference_source": x.preference.source,
+    }
+
+
+def hf_row(x: ExportItem) -> dict[str, Any]:
+    """A Hugging Face dataset row: the TRL row's columns (``images`` as media entries, which
+    :mod:`.hf_dataset` embeds as the ``Image`` feature's bytes), ``videos`` (relative paths;
+    a ``{"type": "video"}`` placeholder each), ``category`` and ``preference_source``."""
+    chosen, rejected = _pair(x)
+    images = [m for m in x.media if m.kind == "image"]
+    videos = x.media_paths("video")
+    return {
+        "id": x.item.dataset_id,
+        "prompt": prompt_messages(x, len(images), len(videos)),
+        "chosen": response_messages(x, chosen),
+        "rejected": response_messages(x, rejected),
+        "images": images,
+        "videos": videos,
+        "category": x.item.category,
         "preference_source": x.preference.source,
     }
 
@@ -263,10 +423,28 @@ JSONL_IMPORT_MAP = {
 }
 
 
+class RowSink(Protocol):
+    """Where a format's rows go: :meth:`commit` places the data files and returns them
+    (relative name → ``{"sha256", "bytes"}``); :meth:`finish` writes the files made from
+    the finished manifest (a dataset card) before the manifest itself."""
+
+    def write(self, row: dict[str, Any]) -> None: ...
+    def commit(self) -> dict[str, dict[str, Any]]: ...
+    def discard(self) -> None: ...
+    def finish(self, manifest: dict[str, Any]) -> dict[str, dict[str, Any]]: ...
+
+
+def _hf_sink(out_dir: Path, made: Made) -> RowSink:
+    from .hf_dataset import ParquetRows  # pyarrow is loaded by this format only
+
+    return ParquetRows(out_dir, made)
+
+
 @dataclass(frozen=True)
 class ExportFormat:
-    """An output format: the JSONL file name, the row writer, and a check that returns
-    why an item cannot be written in this format (``None``: it can)."""
+    """An output format: its data file (a glob for sharded ones), the row writer, and a
+    check that returns why an item cannot be written in this format (``None``: it can).
+    ``sink`` writes the rows (``None``: one JSONL file, ``filename``)."""
 
     name: str
     filename: str
@@ -276,6 +454,7 @@ class ExportFormat:
     reimport: dict[str, Any] | None = None
     #: Write media under the dataset's own relative paths (where they stay inside the folder).
     keep_media_paths: bool = False
+    sink: Callable[[Path, Made], RowSink] | None = None
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
@@ -293,10 +472,29 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
         ExportFormat(
             "trl",
             "trl.jsonl",
-            "TRL preference rows (prompt, chosen, rejected, images) for DPO/reward trainers",
+            "TRL vision preference rows (conversational prompt with image placeholders, chosen, rejected, images)"
+            " for DPO/reward trainers",
             trl_row,
             _trl_rejects,
             reimport={"format": "trl", "media_root": "."},
+        ),
+        ExportFormat(
+            "trl-plain",
+            "trl.jsonl",
+            "TRL preference rows with plain strings (prompt, chosen, rejected, images) for text-only trainers",
+            trl_plain_row,
+            _trl_rejects,
+            reimport={"format": "trl", "media_root": "."},
+        ),
+        ExportFormat(
+            "hf",
+            "data/train-*.parquet",
+            "a Hugging Face dataset: Parquet shards (TRL's conversational columns, images embedded as the Image"
+            " feature, videos as paths) and a dataset card (README.md)",
+            hf_row,
+            _hf_rejects,
+            reimport={"format": "hf-preference", "path": "."},
+            sink=_hf_sink,
         ),
         ExportFormat(
             "jsonl",

@@ -29,7 +29,14 @@ from PySide6.QtWidgets import (
 
 from pairscope.widgets.plain_text import inert_html, plain_label
 
-from ..curation.export import ExportResult, PreferenceSource, describe_table_filter, export_project
+from ..curation.export import (
+    EXPORT_FORMATS,
+    ExportResult,
+    PreferenceSource,
+    default_media,
+    describe_table_filter,
+    export_project,
+)
 from . import tasks
 from .controller import AnnotationController
 from .tasks import BackgroundOp, Task
@@ -39,6 +46,10 @@ ONLY = {"Every exportable item": None, "Adjudicated items only": "adjudicated", 
 HUMAN = "The human decision (adjudication, else the annotators' consensus)"
 SOURCES = {HUMAN: "human", "Adjudication": "adjudicated", "Annotators' consensus": "consensus"}
 REFERENCE = "Dataset reference"
+MEDIA = {
+    "Copy the media files into the export folder": "copy",
+    "Reference the dataset's media paths (copy nothing)": "reference",
+}
 MAX_IDS = 20  # per reason on screen; the manifest lists them all
 
 
@@ -49,6 +60,7 @@ def result_summary(result: ExportResult) -> str:
         f"Exported {result.n_items} {items} to {result.out_dir} ({result.format}).",
         f"Preference: {result.source_description}.",
         f"Per preference source: {result.sources_text()}.",
+        f"{result.media_summary[:1].upper()}{result.media_summary[1:]}.",  # the choice; missing media counted once
     ]
     if result.skipped:
         lines.append(f"Skipped {len(result.skipped)}:")
@@ -69,7 +81,11 @@ class ExportDialog(QDialog):
         self.controller = controller
         store = controller.store
         self.format = QComboBox()
-        self.format.addItems(["vlrewardbench", "trl", "jsonl"])
+        self.format.addItems(list(EXPORT_FORMATS))
+        self.media = QComboBox()  # a stated choice; each format's own default
+        for text, value in MEDIA.items():
+            self.media.addItem(text, value)
+        self.format.currentTextChanged.connect(self._format_changed)
         self.scope = QComboBox()
         self.scope.addItems(list(SCOPES))
         for name in store.collections():
@@ -101,6 +117,7 @@ class ExportDialog(QDialog):
         self.details.hide()
         form = QFormLayout(self)
         form.addRow("Format", self.format)
+        form.addRow("Media", self.media)
         form.addRow("Items", self.scope)
         form.addRow("Preference", self.source)
         form.addRow("", self.fallback)
@@ -116,9 +133,10 @@ class ExportDialog(QDialog):
         self.buttons.accepted.connect(self.run)
         self.buttons.rejected.connect(self.reject)
         form.addRow(self.buttons)
-        for signal in (self.source.currentIndexChanged, self.fallback.toggled, self.include_discarded.toggled):
+        signals = (self.source.currentIndexChanged, self.fallback.toggled, self.include_discarded.toggled)
+        for signal in (*signals, self.media.currentIndexChanged):
             signal.connect(self._explain)
-        self._explain()
+        self._format_changed(self.format.currentText())
         self.result_text = ""
         self._op: BackgroundOp | None = None
 
@@ -126,6 +144,10 @@ class ExportDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, "Export into")
         if folder:
             self.folder.setText(folder)
+
+    def _format_changed(self, fmt: str) -> None:
+        self.media.setCurrentIndex(max(self.media.findData(default_media(fmt)), 0))
+        self._explain()
 
     def chosen_source(self) -> PreferenceSource:
         return PreferenceSource.parse(self.source.currentData())
@@ -140,7 +162,12 @@ class ExportDialog(QDialog):
             if self.include_discarded.isChecked()
             else "Items a human discarded are left out."
         )
-        self.explain.setText(f"Exports {source.describe(fallback)}. {discarded}")
+        media = (
+            "Media files are copied into the folder"
+            if self.media.currentData() == "copy"
+            else "No media file is copied: rows name the dataset's own paths"
+        )
+        self.explain.setText(f"Exports {source.describe(fallback)}. {discarded} {media}; a missing one keeps its path.")
 
     @property
     def running(self) -> bool:
@@ -164,6 +191,7 @@ class ExportDialog(QDialog):
         scope = self.scope.currentText()
         collection = self.scope.currentData() if scope.startswith("Collection: ") else None
         controller, fmt, only = self.controller, self.format.currentText(), ONLY[self.only.currentText()]
+        media = self.media.currentData()
         source = self.chosen_source()
         fallback = self.fallback.isChecked() and source.kind != "reference"
         include_discarded = self.include_discarded.isChecked()
@@ -193,6 +221,7 @@ class ExportDialog(QDialog):
                 table_filter=table or None,
                 force=force,
                 progress=step,
+                media=media,
             )
 
         self._set_running(True)
@@ -218,7 +247,7 @@ class ExportDialog(QDialog):
 
     def _set_running(self, running: bool) -> None:
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not running)
-        widgets = (self.format, self.scope, self.source, self.include_discarded, self.only, self.folder)
+        widgets = (self.format, self.media, self.scope, self.source, self.include_discarded, self.only, self.folder)
         for widget in widgets:
             widget.setEnabled(not running)
         self.fallback.setEnabled(not running and self.chosen_source().kind != "reference")

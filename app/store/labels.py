@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..records import ErrorTag, Label
+from .clock import time_problem
 from .connection import StoreBase, dumps, inserted_id, utc_now
 
 _LABEL_COLUMNS = (
@@ -97,7 +98,8 @@ class LabelsMixin(StoreBase):
         """Append a label durably (``synchronous=FULL``); returns it with uuid and time set.
 
         The ranking must name each response index at most once and only indices the item
-        has; anything else raises ``ValueError`` and writes nothing. A new annotator name is
+        has, and a given time must be ISO-8601 and not in the future (``clock.time_problem``);
+        anything else raises ``ValueError`` and writes nothing. A new annotator name is
         created here. ``schema_version`` is the label schema version it was given under
         (``None``: the project's newest, else the built-in version 1; see ``label_schemas``).
         """
@@ -111,6 +113,8 @@ class LabelsMixin(StoreBase):
                 raise ValueError(f"{what} {list(seq)} is not a list of distinct response indices < {n_responses}")
         if label.outcome == "prefer" and not label.ranking:
             raise ValueError("a 'prefer' label needs the preferred response index")
+        if label.created_at and (why := time_problem(label.created_at)) is not None:
+            raise ValueError(f"the label's time {label.created_at[:40]!r} {why}; not stored")
         stored = replace(label, uuid=label.uuid or str(uuidlib.uuid4()), created_at=label.created_at or utc_now())
         with self.transaction() as conn:
             annotator_id = self.annotator_id(label.annotator)
@@ -195,6 +199,12 @@ class LabelsMixin(StoreBase):
             (item_id,),
         )
         return [_label_from_row(r) for r in rows]
+
+    def current_label_counts(self) -> dict[str, int]:
+        """Current (not cleared) rows per kind, every annotator: ``{"label": n, "adjudication": m}``
+        (what ``pairscope info`` reports; the history is ``info().labels``)."""
+        rows = self.query("SELECT kind, count(*) FROM label_current WHERE outcome != 'cleared' GROUP BY kind")
+        return {"label": 0, "adjudication": 0, **dict(rows)}
 
     def labeled_count(self, annotator: str, kind: str = "label") -> int:
         """How many items this annotator has a current label (or adjudication) for."""
