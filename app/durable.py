@@ -176,6 +176,18 @@ class AtomicWriter:
             self.tmp.unlink(missing_ok=True)
 
 
+def place(tmp: Path, target: Path, made: Made) -> None:
+    """fsync a finished temporary file (from :meth:`Made.tmp`, written by another writer: SQLite's
+    backup) and rename it into place at ``target``; its folder's fsync is ``made.sync()``'s."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    made.placing(target)
+    os.replace(tmp, target)
+
+
 def copy_file(source: Path | bytes, target: Path, made: Made | None = None, *, expect: str | None = None) -> str:
     """Write ``source`` (a file, or bytes) durably at ``target`` (its folders made, noted in
     ``made``); returns the sha256 written. ``expect``: the sha256 it must have (a file that
@@ -234,6 +246,7 @@ __all__ = [
     "fsync_dir",
     "is_disk_full",
     "is_read_only",
+    "place",
     "remove_made",
     "store_content",
     "tmp_path",

@@ -7,6 +7,7 @@ reason; raw Pillow/OpenCV/OS errors never escape.
 
 from __future__ import annotations
 
+import os
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,52 @@ def open_image(
             return out.convert("RGB")
         except Exception as exc:  # noqa: BLE001 - truncated data is OSError, others vary
             raise MediaError(p, f"cannot decode image: {type(exc).__name__}: {exc}") from exc
+
+
+# -- stored media paths -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoredPath:
+    """Where a media path stored in a project points (:func:`follow_stored`): ``name``, the
+    file's name inside the project's own media store (a blob in the file, or a file in its media
+    folder), ``file``, the file to read, or ``problem``, why the path may not be followed."""
+
+    name: str | None = None
+    file: Path | None = None
+    problem: str | None = None
+
+
+def follow_stored(media_dir: Path, stored: str, *, outside: bool = True) -> StoredPath:
+    """The one rule for following a media path stored in a project whose media folder is
+    ``media_dir`` (export, pack, merge, the window: every reader).
+
+    A relative path (``<stem>_media/ab/ab12….png``, as PairScope writes it) names a file of
+    the project's own media store: the part after the first folder is its name there, read
+    from ``media_dir`` (so a project renamed with its folder still finds it; with ``outside``,
+    a project renamed alone finds it in the ``*_media`` folder the path names); a ``..`` or an
+    empty part, or a link that leads out of the media folder once resolved, is refused. An
+    absolute path is what an import found (inside the media root it was given): followed only
+    with ``outside`` — never for a pack or merge input, whose paths stay inside its own store.
+    """
+    shown = stored if len(stored) <= 80 else stored[:77] + "…"
+    if os.path.isabs(stored) or stored.startswith("~"):
+        if outside:
+            return StoredPath(file=Path(stored))
+        return StoredPath(problem=f"'{shown}' is an absolute path, outside the project's own media store")
+    parts = stored.replace("\\", "/").split("/")
+    if len(parts) < 2 or any(part in ("", ".", "..") for part in parts):
+        return StoredPath(problem=f"'{shown}' leaves the project's own media store")
+    name = "/".join(parts[1:])
+    folder = media_dir.absolute()
+    if outside and parts[0] != folder.name and parts[0].endswith("_media"):
+        earlier = folder.with_name(parts[0])  # the project renamed without its media folder
+        if not (folder / name).exists() and (earlier / name).exists():
+            folder = earlier
+    base = os.path.realpath(folder)
+    if not os.path.realpath(os.path.join(base, name)).startswith(base.rstrip(os.sep) + os.sep):
+        return StoredPath(problem=f"'{shown}' is a link that leads out of the project's own media store")
+    return StoredPath(name=name, file=folder / name)
 
 
 # -- video --------------------------------------------------------------------------------------

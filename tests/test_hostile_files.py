@@ -105,8 +105,10 @@ def with_changes_in_its_wal(folder: Path, target: Path) -> Path:
     """A copy of a project in ``target`` whose newest label is only in its ``-wal`` (a project
     copied while the window had it open, or after a crash)."""
     db = make_project(folder, labels=())
-    holder = sqlite3.connect(db)  # keeps the WAL from being checkpointed when the store closes
+    # a reader in the middle of a read keeps the WAL from being checkpointed when the store closes
+    holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("PRAGMA wal_autocheckpoint = 0")
+    holder.execute("BEGIN")
     holder.execute("SELECT count(*) FROM items").fetchall()
     with Store.open(db) as store:
         store.conn.execute("PRAGMA wal_autocheckpoint = 0")

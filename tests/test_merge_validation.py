@@ -374,11 +374,13 @@ def test_merged_media_are_fsynced_before_the_commit(main, pack, tmp_path, trace)
     assert_synced_before_commit(trace, out)
 
 
-def test_packed_media_are_fsynced_before_the_commit(main, tmp_path, trace):
+def test_packed_media_are_inside_the_pack_and_committed_with_it(main, tmp_path, trace):
     out = tmp_path / "p" / "carol.pairscope"
     with Store.open(main) as store:
         pack_project(store, out, "carol")
-    assert_synced_before_commit(trace, out)
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name]  # no media folder: one file
+    with Store.open(out) as pack:
+        assert len(pack.media_blobs()) == 2  # in the pack's one transaction, fsynced by its commit
 
 
 def disk_full(monkeypatch, after: int = 0) -> None:
@@ -408,8 +410,11 @@ def test_a_full_disk_during_a_merge_into_a_new_project_leaves_nothing_behind(mai
 
 
 def test_a_full_disk_during_a_merge_into_the_main_project_leaves_it_as_it_was(main, pack, tmp_path, monkeypatch):
-    with Store.open(pack) as p:  # an item main lacks, with an image: the merge copies it
-        p.add_items([pair("a9", [MediaRef("image", "green.png", png(tmp_path / "g" / "green.png", "green"))])])
+    green = Path(png(tmp_path / "g" / "green.png", "green")).read_bytes()
+    with Store.open(pack) as p:  # an item main lacks, its image inside the pack: the merge copies it
+        with p.transaction():
+            name, _ = p.add_media_blob(green, ".png")
+        p.add_items([pair("a9", [MediaRef("image", "green.png", f"alice_media/{name}")])])
     before, digest = listing(tmp_path), sha(main)
     disk_full(monkeypatch)
     with pytest.raises(TeamworkError, match="disk is full"):
@@ -419,7 +424,14 @@ def test_a_full_disk_during_a_merge_into_the_main_project_leaves_it_as_it_was(ma
 
 def test_a_full_disk_during_pack_leaves_nothing_behind(main, tmp_path, monkeypatch):
     before = listing(tmp_path)
-    disk_full(monkeypatch, after=1)
+    real = teamwork.PackBlobs.__init__
+
+    def small_disk(self, pack):  # the pack's file may not grow past its first pages: SQLITE_FULL
+        real(self, pack)
+        pages = pack.conn.execute("PRAGMA page_count").fetchone()[0]
+        pack.conn.execute(f"PRAGMA max_page_count = {pages + 2}")
+
+    monkeypatch.setattr(teamwork.PackBlobs, "__init__", small_disk)
     with Store.open(main) as store, pytest.raises(TeamworkError, match="disk is full") as info:
         pack_project(store, tmp_path / "packs" / "alice.pairscope", "alice")
     assert "nothing was written" in str(info.value)
@@ -449,12 +461,21 @@ def test_the_cli_reports_a_full_disk_without_a_traceback(main, pack, tmp_path, m
 
 # -- a killed merge or pack -------------------------------------------------------------------
 
-# Copies the first media file, then dies by SIGKILL half-way through the second.
+# Copies the first media file, then dies by SIGKILL half-way through the second (a pack: as it
+# puts the second one inside the pack file).
 KILLED = r"""
 import os, signal, sys
 from pairscope.app import durable
 from pairscope.app.curation.teamwork import merge_projects, pack_project
 from pairscope.app.store import Store
+
+real_blob, blobs = Store.add_media_blob, []
+def dying_blob(self, data, suffix):
+    blobs.append(suffix)
+    if len(blobs) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real_blob(self, data, suffix)
+Store.add_media_blob = dying_blob
 
 real, copies = durable.AtomicWriter.write, []
 def dying(self, data):
@@ -504,12 +525,14 @@ def test_a_killed_merge_is_swept_by_the_next_merge(main, pack, tmp_path):
     assert {str(p.absolute()) for p in media_files(out)} == named and len(named) == 2
 
 
-def test_a_killed_pack_is_swept_by_the_next_pack(main, tmp_path):
+def test_a_killed_pack_leaves_no_media_and_is_replaced_by_the_next_pack(main, tmp_path):
     out = tmp_path / "packs" / "alice.pairscope"
     killed("pack", str(out), str(main))
-    assert len(media_files(out)) == 2  # one copied, one half-written temporary file
+    assert media_files(out) == []  # its media were going into the file, in its one transaction
+    with Store.open(out) as half:  # what the killed pack wrote was never committed
+        assert half.item_count() == 0 and half.media_blobs() == {}
     with Store.open(main) as store:
-        result = pack_project(store, out, "alice", item_ids=[store.item_id("a2")], force=True)
-    assert result.items == 1 and result.leftovers_removed == 2
+        result = pack_project(store, out, "alice", item_ids=[store.item_id("a1")], force=True)
+    assert result.items == 1 and result.media_files == 1
     assert media_files(out) == [] and not out.with_name(out.stem + "_media").exists()
     assert not list(out.parent.glob(".*journal*"))

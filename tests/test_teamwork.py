@@ -138,11 +138,12 @@ def test_pack_is_self_contained(main, tmp_path):
             stored = pack.query(
                 "SELECT m.path FROM media m JOIN items i ON i.id = m.item_id WHERE i.ext_id = ?", (ext_id,)
             )
-            for (path,), m in zip(stored, dst.media):
-                if path is not None:  # stored relative to the pack; get_item resolves it
+            for (path,), m, s in zip(stored, dst.media, src.media):
+                if path is not None:  # a name in the pack's own media store: inside the file
                     assert not os.path.isabs(path) and path.startswith("alice_media/")
-                    assert resolve_media_path(pack, path).parent.parent == pack.media_dir.absolute()
-                    assert m.path == str(resolve_media_path(pack, path)) and os.path.exists(m.path)
+                    assert path.split("/", 1)[1] in pack.media_blobs()
+                    assert os.path.exists(m.path) and sha(m.path) == sha(s.path)  # unpacked when read
+        assert not pack.media_dir.exists()  # one file: nothing beside it
         assert uuids(out) == uuids(main.path, "alice")  # bob's labels are not packed
         assert pack.annotators() == ["alice"]
         assert orders_by_ext(pack, "alice") == orders_by_ext(main, "alice")
@@ -184,13 +185,13 @@ def test_moved_pack_still_finds_its_media(main, tmp_path):
     shutil.rmtree(tmp_path / "data")  # the originals are gone: the pack holds copies
     moved = tmp_path / "elsewhere" / "deeper"
     moved.mkdir(parents=True)
-    shutil.move(str(out), str(moved / out.name))
-    shutil.move(str(tmp_path / "alice" / "alice_media"), str(moved / "alice_media"))
-    with Store.open(moved / out.name) as pack:
+    shutil.move(str(out), str(moved / "renamed.pairscope"))  # the one file, under another name
+    assert not list((tmp_path / "alice").iterdir())
+    with Store.open(moved / "renamed.pairscope") as pack:
         m = pack.get_item(pack.item_id("a2")).media[0]
         path = resolve_media_path(pack, m.path)
-        assert path.is_file() and str(path).startswith(str(moved))
-        assert open_image(path).getpixel((0, 0))[:3] == (0, 0, 255)
+        assert path.is_file() and open_image(path).getpixel((0, 0))[:3] == (0, 0, 255)
+        assert pack.missing_media() == [("a3", "gone.png", "image not found")]
 
 
 # -- merge ---------------------------------------------------------------------------------------
@@ -261,11 +262,11 @@ def test_merging_twice_changes_nothing(main, tmp_path):
     pack_project(main, pa, "alice")
     label_some(pa, "alice", [("a3", LabelDraft(outcome="both_bad"))])
     fresh = tmp_path / "out.pairscope"
-    merge_projects(fresh, [pa, main.path])
+    merge_projects(fresh, [pa, main.path], trust=["bob"])  # main is no pack: bob's labels by trust
     merge_projects(main.path, [pa])
     for target in (main.path, fresh):
         rows, digest = counts(target), sha(target)
-        report = merge_projects(target, [pa, main.path] if target == fresh else [pa])
+        report = merge_projects(target, [pa, main.path] if target == fresh else [pa], trust=["bob"])
         assert not report.changed and report.labels_added == 0
         assert counts(target) == rows and sha(target) == digest
         with Store.open(target) as store:
@@ -277,7 +278,7 @@ def test_conflicting_item_content_is_reported_and_its_labels_kept(main, tmp_path
     with Store.create(other) as store:  # the dataset row of a5 was edited (not its prompt or answers)
         store.add_items([replace(pair("a5"), category="edited")])
         new_uuid = LabelingSession(store, "alice").save(store.item_id("a5"), LabelDraft(outcome="tie")).uuid
-    report = merge_projects(main.path, [other])
+    report = merge_projects(main.path, [other], trust=["alice"])
     assert [c.ext_id for c in report.conflicts] == ["a5"] and report.inputs[0].conflicts == 1
     conflict = report.conflicts[0]
     assert conflict.input == str(other) and conflict.output_from == str(main.path) and "a5" in str(conflict)
@@ -388,7 +389,7 @@ def test_unrelated_projects_are_refused_unless_allowed(main, tmp_path):
     with pytest.raises(UnrelatedProjectsError, match="unrelated"):
         merge_projects(main.path, [other])
     assert sha(main.path) == before
-    report = merge_projects(main.path, [other], allow_unrelated=True)
+    report = merge_projects(main.path, [other], allow_unrelated=True, trust=["zoe"])
     assert report.inputs[0].items_added == 2 and report.labels_added == 1
 
 
@@ -437,7 +438,7 @@ def test_an_input_with_an_older_schema_is_read_through_an_upgraded_copy(main, tm
     )
     conn.close()
     digest = sha(old)
-    report = merge_projects(main.path, [old])
+    report = merge_projects(main.path, [old], trust=["olga"])
     assert report.labels_added == 1 and not report.conflicts and sha(old) == digest
     assert main.current_label(main.item_id("a5"), "olga").uuid == "old-uuid"
 
@@ -487,7 +488,7 @@ def test_a_column_added_on_both_sides_is_merged(main, tmp_path):
         conn.execute("UPDATE annotators SET team = 'red'")
         conn.execute("UPDATE collections SET colour = 'green'")
     conn.close()
-    report = merge_projects(main.path, [pa])
+    report = merge_projects(main.path, [pa], trust=["zed"])  # labels zed gave in alice's pack
     assert report.inputs[0].items_added == 1 and report.labels_added == 3
     assert report.inputs[0].columns_not_copied == []
     with Store.open(main.path) as merged:

@@ -1,15 +1,24 @@
 """Offline team work: pack a project for one annotator, merge annotators' projects back.
 
-``pack_project`` writes a self-contained project for one annotator: the chosen items (same
-``ext_id`` and ``content_hash``), their media copied into the pack's own media folder, the
-annotator's label history and blind display orders for those items, and ``meta`` rows that
-say where it came from. ``merge_projects`` unions label histories of several projects into
-one, matching items by identity (dataset id + content, ``items.identity``), labels by uuid,
-annotators by name.
+``pack_project`` writes a self-contained project for one annotator, **one file**: the chosen
+items (same ``ext_id`` and ``content_hash``), their media *inside the file* (``pack_media``,
+``store.media_store``), the annotator's label history and blind display orders for those items,
+and ``meta`` rows that say where it came from and whose it is; the packed project records that
+it issued it (``meta`` ``pack_issued:<pack id>``). ``merge_projects`` unions label histories of
+several projects into one, matching items by identity (dataset id + content,
+``items.identity``), labels by uuid, annotators by name.
 
-Media paths: a file PairScope copies into a project's media folder is stored *relative to
-the project's folder* (``<stem>_media/ab/ab12….png``, POSIX separators), so a project can be
-moved or mailed with its media folder. Read such paths with :func:`resolve_media_path`.
+Media paths: a copied file is stored as a name in the project's own media store
+(``<stem>_media/ab/ab12….png``, POSIX separators): a blob inside the file, or a file in its
+media folder. Every stored path is followed by one rule (``app.media.follow_stored``, through
+:func:`resolve_media_path` here): an input's paths stay inside the input's own store (no
+absolute paths, no ``..``, no link leading out), checked before anything is copied; what
+leaves it is not copied and is reported.
+
+**Provenance.** Labels (and adjudications) by an annotator are taken only from that
+annotator's own pack — as the project that packed it recorded it, or, merged elsewhere, as the
+pack says — or from any input for a name given in ``trust``. A row dated in the future
+(``store.clock.time_problem``) refuses its input.
 
 A **conflict** is an item whose identity is in the output with a different
 ``content_hash``: the output keeps its version, the input's labels are merged onto it.
@@ -32,31 +41,30 @@ temporary copies, before it writes (holding the output's write lock, so never a 
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
-import re
+import shlex
 import uuid as uuidlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import IO, overload
 
-from ..durable import TMP_NAME, Made, file_sha256, fsync_dir, is_disk_full, remove_made, store_content
-from ..formats.media_refs import check_file
+from ..durable import file_sha256, is_disk_full
 from ..judge.results import ensure_item_verdicts
+from ..labeling.schema import label_schema_problems
 from ..project import NewProject, open_project
 from ..store import SchemaError, Store
 from ..store.connection import utc_now
 from ..store.merge import CopyCounts, ForeignProjectError, ProjectCopier, ProjectSource
 from ..store.merge_checks import RowProblem, check_source
+from .team_media import MediaFiles, MediaWriter, PackBlobs, resolve_media_path
 from .teamwork_reports import Conflict, InputReport, MergeReport, PackResult
 
 MERGE_FORMAT = "pairscope-merge"
+#: ``meta`` key prefix of the packs a project issued: ``pack_issued:<pack id>`` -> the annotator.
+ISSUED = "pack_issued:"
 #: Problem lines an :class:`InvalidRowsError` message shows (all are in ``problems``).
 MAX_PROBLEMS = 20
-#: A media copy in progress, as earlier versions named it (``durable.TMP_NAME`` now).
-_OLD_TMP_NAME = re.compile(r"\.[0-9a-f]{64}[^/]*\.[0-9a-f]{32}\.tmp")
 
 
 class TeamworkError(ValueError):
@@ -69,6 +77,10 @@ class ProjectFileError(TeamworkError):
 
 class UnrelatedProjectsError(TeamworkError):
     """An input shares nothing with the output (see the module's definition)."""
+
+
+class ProvenanceError(TeamworkError):
+    """An input holds labels by someone it may not speak for (see the module's provenance rule)."""
 
 
 class InvalidRowsError(TeamworkError):
@@ -88,25 +100,6 @@ class InvalidRowsError(TeamworkError):
         )
 
 
-@overload
-def resolve_media_path(project: Store | str | Path, path: str | Path) -> Path: ...
-@overload
-def resolve_media_path(project: Store | str | Path, path: None) -> None: ...
-@overload
-def resolve_media_path(project: Store | str | Path, path: str | Path | None) -> Path | None: ...
-def resolve_media_path(project: Store | str | Path, path: str | Path | None) -> Path | None:
-    """Where a stored media ``path`` is on disk: absolute paths as they are, relative ones
-    against the folder of ``project`` (a :class:`Store` or a project file path).
-    ``None`` (missing media) stays ``None``."""
-    if path is None:
-        return None
-    p = Path(path)
-    if p.is_absolute():
-        return p
-    project_file = Path(project.path if isinstance(project, Store) else project)
-    return project_file.absolute().parent / p
-
-
 def project_id(store: Store) -> str:
     """The project's id (``meta`` ``project_id``), created on first use."""
     return store.meta("project_id") or store.ensure_meta("project_id", str(uuidlib.uuid4()))
@@ -121,118 +114,6 @@ def _open_source(path: Path, *, check_integrity: bool = True) -> ProjectSource:
         return ProjectSource(path, check_integrity=check_integrity)
     except ForeignProjectError as exc:
         raise ProjectFileError(str(exc)) from exc
-
-
-class _MediaWriter(Made):
-    """What one pack or merge makes: the folders of the output and the media files it copies
-    into the output's media folder (``durable.store_content``, content-addressed). Each folder
-    and file inside the media folder is journaled before it is made (a killed run's are found
-    again), all is fsynced before the commit (:meth:`sync`) and removed again by :meth:`undo`."""
-
-    def __init__(self, project: Path):
-        super().__init__()
-        self.project = project
-        self.folder = project.absolute().parent
-        self.media_dir = self.folder / (project.stem + "_media")
-        self._journal: IO[str] | None = None
-        self._journal_path: Path | None = None
-
-    def copy(self, source: Path) -> tuple[str, bool]:
-        """The stored path (relative to the project's folder) of ``source``'s copy, and
-        whether this call wrote it (a file with its content may be there already)."""
-        target, _digest, written = store_content(source, self.media_dir, source.suffix.lower(), fanout=True, made=self)
-        return target.relative_to(self.folder).as_posix(), written
-
-    def note(self, kind: str, path: Path) -> None:
-        super().note(kind, path)
-        if kind != "t" and (path == self.media_dir or self.media_dir in path.parents):  # temporary files: by name
-            self._journal_line("dir" if kind == "d" else "file", path)
-
-    def _journal_line(self, kind: str, path: Path) -> None:
-        if self._journal is None:
-            self._journal_path = self.folder / f".{self.media_dir.name}.{uuidlib.uuid4().hex}.journal"
-            self._journal = open(self._journal_path, "x", encoding="utf-8")  # noqa: SIM115 (closed by done/undo)
-            fsync_dir(self.folder)
-        self._journal.write(f"{kind} {path.relative_to(self.folder).as_posix()}\n")
-        self._journal.flush()
-        os.fsync(self._journal.fileno())
-
-    def done(self) -> None:
-        """After the commit: the journal is no longer needed."""
-        self._close_journal()
-
-    def undo(self) -> None:
-        """Remove every file this call made, its journal, then its folders (call it after the
-        output project file is gone: a folder goes only when empty)."""
-        remove_made([entry for entry in self.made if entry[0] != "d"])
-        self._close_journal()
-        remove_made([entry for entry in self.made if entry[0] == "d"])
-
-    def _close_journal(self) -> None:
-        if self._journal is not None:
-            with contextlib.suppress(OSError):
-                self._journal.close()
-        if self._journal_path is not None:
-            with contextlib.suppress(OSError):
-                self._journal_path.unlink()
-        self._journal = self._journal_path = None
-
-    def sweep(self, stored_paths: Iterable[str]) -> int:
-        """Remove what killed earlier runs left: temporary copies, and files their journals
-        list that no media row of the project names (``stored_paths``). Run it holding the
-        project's write lock. Returns how many files it removed."""
-        named = {os.path.normpath(resolve_media_path(self.project, p)) for p in stored_paths}
-        removed = 0
-        if self.media_dir.is_dir():
-            for tmp in self.media_dir.glob("*/.*"):
-                if (TMP_NAME.fullmatch(tmp.name) or _OLD_TMP_NAME.fullmatch(tmp.name)) and tmp.is_file():
-                    tmp.unlink()
-                    removed += 1
-        for journal in sorted(self.folder.glob(f".{glob.escape(self.media_dir.name)}.*.journal")):
-            folders = []
-            for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
-                kind, _, relative = line.partition(" ")
-                parts = Path(relative).parts
-                if not parts or parts[0] != self.media_dir.name or ".." in parts:
-                    continue  # only ever inside the media folder
-                path = self.folder / relative
-                if kind == "dir":
-                    folders.append(path)
-                elif kind == "file" and path.is_file() and os.path.normpath(path) not in named:
-                    path.unlink()
-                    removed += 1
-            for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
-                with contextlib.suppress(OSError):
-                    folder.rmdir()  # only when empty
-            journal.unlink()
-        return removed
-
-
-class _MediaFiles:
-    """Copies media files of one source into dst's media folder, through a :class:`_MediaWriter`."""
-
-    def __init__(self, writer: _MediaWriter, src_path: Path, report: InputReport):
-        self.writer, self.src_path, self.report = writer, src_path, report
-        self._cache: dict[Path, tuple[str | None, str | None]] = {}
-
-    def __call__(self, path: str | None, problem: str | None, kind: str) -> tuple[str | None, str | None]:
-        """Copy one media file; returns the stored path (relative to dst's folder) and the
-        problem, if any."""
-        if path is None:
-            return None, problem
-        source = resolve_media_path(self.src_path, path)
-        if source not in self._cache:
-            why = check_file(source, kind)
-            if why is None:
-                copy, written = self.writer.copy(source)
-                self.report.media_files += written
-                self._cache[source] = (copy, None)
-            elif why == "not found":
-                self._cache[source] = (None, f"media file missing when copied from {self.src_path}: {source}")
-            else:  # only image and video files travel between projects
-                self._cache[source] = (None, f"{kind} {source} {why}; not copied")
-        stored, why = self._cache[source]
-        return (stored, problem) if stored is not None else (None, why)
 
 
 def _refuse(problems: Sequence[RowProblem], action: str) -> None:
@@ -274,16 +155,16 @@ def pack_project(
     item_ids: Iterable[int] | None = None,
     force: bool = False,
 ) -> PackResult:
-    """Write a self-contained project for ``annotator`` to ``out``.
+    """Write a self-contained project for ``annotator`` to ``out``: one file to send.
 
     It holds the items (all, a collection's, or ``item_ids``) with the same ``ext_id`` and
-    content (so ``content_hash`` matches), their media files copied into ``out``'s media
-    folder (paths relative to ``out``'s folder), the annotator's label history and display
-    orders for those items, the collections those items belong to (restricted to them),
-    and ``meta`` rows ``project_id``, ``pack_source_project_id``, ``pack_source_path``,
-    ``pack_annotator``, ``pack_collection`` and ``packed_at``. Other annotators' labels
-    and judge runs are not packed (the pack is for blind labeling). The source project
-    gets a ``meta`` ``project_id`` if it has none (the only write to it).
+    content (so ``content_hash`` matches), their media files inside it (``pack_media``), the
+    annotator's label history and display orders for those items, the collections those
+    items belong to (restricted to them), and ``meta`` rows ``project_id``,
+    ``pack_source_project_id``, ``pack_source_path``, ``pack_annotator``, ``pack_collection``
+    and ``packed_at``. Other annotators' labels and judge runs are not packed (the pack is for
+    blind labeling). The source project records the pack as issued to ``annotator`` (``meta``
+    ``pack_issued:<pack id>``; and a ``project_id`` if it has none): its only writes.
 
     Refuses an existing ``out`` unless ``force``; on failure nothing is left at ``out``.
     """
@@ -309,20 +190,22 @@ def pack_project(
     if (selected is not None and not selected) or store.item_count() == 0:
         raise TeamworkError(f"nothing to pack: the selection in {store.path} holds no items")
     source_id = project_id(store)
+    result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
     src = _open_source(store.path, check_integrity=False)
-    media = _MediaWriter(out)
+    media = MediaWriter(out)  # the folders made for the pack (and leftovers of killed older packs)
     new, created, ok = None, None, False
     try:
         _refuse(check_source(src, None, selected=selected, annotator=name, judge=False), "packed")
         with _writing(f"packing {store.path} into {out}"):
-            created = NewProject(out, media=False, replace=True)  # media: _MediaWriter's, swept below
+            store.put_meta({ISSUED + result.project_id: name})  # whose pack it is, as this project says
+            created = NewProject(out, media=False, replace=True)
             media.mkdir(out.parent)
             new = open_project(out, create=True)
-            result = PackResult(out, name, str(uuidlib.uuid4()), source_id, collection=collection)
             report = InputReport(path=str(store.path))
             with new.transaction():
                 result.leftovers_removed = media.sweep(new.media_paths())
-                copier = new.copier(src, _MediaFiles(media, src.path, report))
+                # the project's own paths (its imports' files too); the media go inside the pack
+                copier = new.copier(src, MediaFiles(PackBlobs(new), src, report, outside=True))
                 _pack_rows(new, copier, selected, result, store.path)
                 _add_counts(report, copier.counts)
                 media.sync()  # the files on disk before the commit that names them
@@ -333,7 +216,7 @@ def pack_project(
             report.display_orders_added,
         )
         result.media_files, result.missing_media = report.media_files, report.missing_media
-        result.columns_not_copied = report.columns_not_copied
+        result.columns_not_copied, result.media_refused = report.columns_not_copied, report.media_refused
         ok = True
         return result
     finally:
@@ -375,7 +258,62 @@ def _check_related(src: ProjectSource, known_ext: set[str], lineage: set[str], o
     )
 
 
-def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrelated: bool = False) -> MergeReport:
+def _pack_author(src: ProjectSource, store: Store | None, out: Path) -> tuple[str | None, str]:
+    """Whose pack ``src`` is (``None``: nobody's), and, when it is not whose it says, why."""
+    claimed = (src.meta.get("pack_annotator") or "").strip()
+    if not claimed:
+        return None, ""
+    pack_id = src.meta.get("project_id") or ""
+    issued = store.meta(ISSUED + pack_id) if store is not None and pack_id else None
+    if issued is not None:
+        return issued, "" if issued == claimed else f"it says it is {claimed}'s pack, but {out} packed it for {issued}"
+    own_id = store.meta("project_id") if store is not None else None
+    if own_id and own_id == src.meta.get("pack_source_project_id"):
+        return None, (
+            f"it says it is {claimed}'s pack from {out}, but {out} has no record of packing it"
+            " (packed by an earlier PairScope, or edited)"
+        )
+    return claimed, ""  # packed elsewhere: as the pack says
+
+
+def _allowed_authors(
+    src: ProjectSource, store: Store | None, out: Path, trust: frozenset[str], known: set[str]
+) -> frozenset[str]:
+    """Whose labels may come from ``src``: its annotator (its own pack) and ``trust``. Raises
+    :class:`ProvenanceError` when it holds labels by anyone else that are not in ``out`` yet
+    (``known``: the uuids there, and those earlier inputs add, updated here)."""
+    author, why = _pack_author(src, store, out)
+    allowed = trust | ({author} if author else set())
+    others: dict[tuple[str, str], int] = {}
+    for (name, kind), uuids in src.authors().items():
+        if name in allowed:
+            known.update(uuids)
+        elif new := [u for u in uuids if u not in known]:
+            others[(name, kind)] = len(new)
+    if not others:
+        return frozenset(allowed)
+    if why:
+        whose = why + (f"; only {author}'s labels are taken from it" if author else "")
+    elif author:
+        whose = f"it is {author}'s pack, so only {author}'s labels are taken from it"
+    else:
+        whose = "it is no annotator's pack, so labels are taken from it only for names given with --trust"
+    held = ", ".join(f"{n} {kind}{'s' if n != 1 else ''} by {name!r}" for (name, kind), n in sorted(others.items()))
+    names = sorted({name for name, _kind in others})
+    flags = " ".join(f"--trust {shlex.quote(name)}" for name in names)
+    raise ProvenanceError(
+        f"{src.path}: {whose}; it holds {held}. Nothing was merged; to accept them, name who may write: {flags}"
+    )
+
+
+def merge_projects(
+    out: str | Path,
+    inputs: Sequence[str | Path],
+    *,
+    allow_unrelated: bool = False,
+    trust: Iterable[str] = (),
+    allow_outside_media: bool = False,
+) -> MergeReport:
     """Union the label histories of ``inputs`` into ``out`` (created if missing).
 
     Items are matched by identity (dataset id + content); one missing from ``out`` is added with its media files
@@ -390,15 +328,23 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
     touched; then all inputs are merged in one transaction on ``out``. Any failure leaves
     ``out`` as it was (a file this call created is removed, media files it copied too).
     An input that is ``out`` itself, or given twice, is skipped and listed in ``skipped``.
+
+    Provenance (:func:`_allowed_authors`): labels and adjudications the merge would add are
+    taken only from their annotator's own pack, or by a name in ``trust`` from any input; an
+    input holding others' is refused (:class:`ProvenanceError`), and only the display orders
+    of the annotators it may speak for are taken. Media are followed inside each input's own
+    media store only (``allow_outside_media``: also absolute paths, as an import's files are);
+    a path leaving it is not copied, and listed in the input's ``media_refused``.
     """
+    trusted = frozenset(t.strip() for t in trust if t.strip())
     out = Path(out)
     paths = [Path(p) for p in inputs]
     if not paths:
         raise TeamworkError("nothing to merge: no input projects given")
     report = MergeReport(out, created=not out.exists())
     sources: list[ProjectSource] = []
-    created = NewProject(out, media=False)  # media: _MediaWriter's
-    media = _MediaWriter(out)
+    created = NewProject(out, media=False)  # media: MediaWriter's
+    media = MediaWriter(out)
     store, ok = None, False
     try:
         for path in paths:
@@ -415,7 +361,10 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
                 _check_related(src, known_ext, lineage, out)
             known_ext |= src.dataset_ids
             lineage |= src.lineage
-        _refuse([p for src in sources for p in check_source(src, store)], "merged")
+        checks = [check_source(src, store, schema_check=label_schema_problems) for src in sources]  # as `schema set`
+        _refuse([p for problems in checks for p in problems], "merged")
+        known = store.label_uuids() if store else set()
+        allowed = [_allowed_authors(src, store, out, trusted, known) for src in sources]
         with _writing(f"merging into {out}"):
             if store is None:
                 media.mkdir(out.parent)
@@ -423,8 +372,9 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
             with store.transaction():  # holds the write lock: no other merge is copying now
                 report.leftovers_removed = media.sweep(store.media_paths())
                 origin = {key: str(out) for key in store.identities()}  # identity -> where its version came from
-                for src in sources:
-                    report.inputs.append(_merge_one(store, src, media, report, origin))
+                for src, authors in zip(sources, allowed):
+                    files = MediaFiles(media, src, InputReport(), outside=allow_outside_media)
+                    report.inputs.append(_merge_one(store, src, files, report, origin, authors))
                 ensure_item_verdicts(store)  # merged samples: their runs' item verdicts are decided again
                 media.sync()  # the files on disk before the commit that names them
             media.done()
@@ -441,25 +391,48 @@ def merge_projects(out: str | Path, inputs: Sequence[str | Path], *, allow_unrel
 
 
 def _merge_one(
-    store: Store, src: ProjectSource, media: _MediaWriter, report: MergeReport, origin: dict[str, str]
+    store: Store,
+    src: ProjectSource,
+    files: MediaFiles,
+    report: MergeReport,
+    origin: dict[str, str],
+    authors: frozenset[str],
 ) -> InputReport:
-    """Copy one (checked) input into ``store`` inside its transaction; conflicts go to
-    ``report``, and ``origin`` (item identity -> the file its version came from) is kept up."""
-    part = InputReport(path=str(src.path), project_id=src.meta.get("project_id"))
-    copier = store.copier(src, _MediaFiles(media, src.path, part))
+    """Copy one (checked) input into ``store`` inside its transaction (its media through
+    ``files``; the display orders of ``authors``); conflicts go to ``report``, and ``origin``
+    (item identity -> the file its version came from) is kept up."""
+    part = files.report
+    part.path, part.project_id = str(src.path), src.meta.get("project_id")
+    copier = store.copier(src, files)
     copied = copier.items()
     for c in copied.conflicts:
         report.conflicts.append(Conflict(c.ext_id, str(src.path), origin.get(c.identity, "?"), c.dst_hash, c.src_hash))
     origin.update((key, str(src.path)) for key in copied.new_identities)
     copier.labels()
-    copier.display_orders()
+    copier.display_orders(only=authors)
     copier.judge_runs()
     copier.collections()
     _add_counts(part, copier.counts)
     part.conflicts += len(copied.conflicts)
     if part.changed:
-        options = {k: v for k, v in part.__dict__.items() if k != "path"}
+        options = {k: v for k, v in part.__dict__.items() if k not in ("path", "media_refused")}
+        options["media_refused"] = len(part.media_refused)  # the reasons were reported; a count is kept
         store.log_merged_input(
             str(src.path.absolute()), MERGE_FORMAT, file_sha256(src.path), copied.new_ids, part.items_matched, options
         )
     return part
+
+
+__all__ = [
+    "ISSUED",
+    "MERGE_FORMAT",
+    "InvalidRowsError",
+    "ProjectFileError",
+    "ProvenanceError",
+    "TeamworkError",
+    "UnrelatedProjectsError",
+    "merge_projects",
+    "pack_project",
+    "project_id",
+    "resolve_media_path",
+]

@@ -26,6 +26,16 @@ class PackResult:
     columns_not_copied: list[str] = field(default_factory=list)
     #: files a killed earlier pack into the same place had left (``*.tmp``, unused media)
     leftovers_removed: int = 0
+    #: why media files of the source were not packed (not an image or video by their header …)
+    media_refused: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        """What ``pairscope pack`` says: the counts, and the one file to send."""
+        missing = f" ({self.missing_media} missing, listed by pairscope info --missing)" if self.missing_media else ""
+        return (
+            f"packed {self.items} items, {self.labels} labels and {self.media_files} media files{missing}"
+            f" for {self.annotator}; send {self.path} (one file: its media are inside it)"
+        )
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,9 @@ class InputReport(CopyCounts):
     project_id: str | None = None
     conflicts: int = 0
     media_files: int = 0
+    #: why media of the input were not copied: a path leaving its own media store, a file that
+    #: is no image or video (missing files are counted in ``missing_media``)
+    media_refused: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

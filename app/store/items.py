@@ -6,7 +6,6 @@ import hashlib
 import json
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import orjson
 
@@ -15,13 +14,13 @@ from ..records import (
     Item,
     ItemFilter,
     ItemSummary,
-    MediaRef,
     ProjectInfo,
     Reference,
     Response,
     Step,
 )
-from .connection import StoreBase, dumps, inserted_id, utc_now
+from .connection import dumps, inserted_id, utc_now
+from .media_store import MediaStoreMixin
 from .search import fts_query, index_batch
 
 
@@ -371,7 +370,7 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
-class ItemsMixin(StoreBase):
+class ItemsMixin(MediaStoreMixin):
     """Item storage. Mixed into :class:`pairscope.app.store.Store`."""
 
     def add_items(self, items: Sequence[Item], import_id: int | None = None) -> AddResult:
@@ -517,14 +516,11 @@ class ItemsMixin(StoreBase):
                     "SELECT idx, text, model FROM responses WHERE item_id = ? ORDER BY idx", (item_id,)
                 )
             )
-            # Media copied into the project (packs, merges) are stored relative to its folder.
-            folder = self.path.absolute().parent
-            media = tuple(
-                MediaRef(kind, ref, path if path is None or Path(path).is_absolute() else str(folder / path), problem)
-                for kind, ref, path, problem in conn.execute(
-                    "SELECT kind, ref, path, problem FROM media WHERE item_id = ? ORDER BY idx", (item_id,)
-                )
-            )
+            rows = conn.execute(
+                "SELECT kind, ref, path, problem FROM media WHERE item_id = ? ORDER BY idx", (item_id,)
+            ).fetchall()
+            # Copied media (Parquet, packs, merges) are in the project's media store: the one rule.
+            media = tuple(self.media_ref(kind, ref, path, problem) for kind, ref, path, problem in rows)
             tags = tuple(
                 ErrorTag(*t)
                 for t in conn.execute(
@@ -554,11 +550,18 @@ class ItemsMixin(StoreBase):
         )
 
     def missing_media(self) -> list[tuple[str, str, str]]:
-        """``(item ext_id, media ref, problem)`` for every media file that could not be used."""
-        return self.query(
-            "SELECT i.ext_id, m.ref, coalesce(m.problem, 'missing') FROM media m JOIN items i ON i.id = m.item_id"
-            " WHERE m.path IS NULL OR m.problem IS NOT NULL ORDER BY i.id, m.idx"
+        """``(item ext_id, media ref, problem)`` for every media file that cannot be used now:
+        missing or refused when stored, or not on disk (nor inside the project) any more."""
+        rows = self.query(
+            "SELECT i.ext_id, m.ref, m.path, m.problem FROM media m JOIN items i ON i.id = m.item_id"
+            " ORDER BY i.id, m.idx"
         )
+        out = []
+        for ext_id, ref, path, problem in rows:
+            why = problem or self.media_missing_now(path)
+            if why is not None:
+                out.append((ext_id, ref, why))
+        return out
 
     def info(self) -> ProjectInfo:
         """The counts ``pairscope info`` prints."""
@@ -570,6 +573,6 @@ class ItemsMixin(StoreBase):
             labels=q("SELECT count(*) FROM labels"),
             annotators=q("SELECT count(*) FROM annotators"),
             judge_runs=q("SELECT count(*) FROM judge_runs"),
-            missing_media=q("SELECT count(*) FROM media WHERE path IS NULL OR problem IS NOT NULL"),
+            missing_media=len(self.missing_media()),  # as the disk is now
             schema_version=self.schema_version,
         )

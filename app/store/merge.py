@@ -1,7 +1,7 @@
 """Copying rows between project files, for packing a project and merging projects (``curation.teamwork``).
 
-:class:`ProjectSource` opens another project file read-only and reads it in one snapshot;
-:class:`ProjectCopier` copies its rows into a store inside the caller's transaction.
+:class:`ProjectSource` (``merge_source``) opens another project file read-only and reads it in
+one snapshot; :class:`ProjectCopier` copies its rows into a store inside the caller's transaction.
 
 Which columns travel is read from both files' live schema (sqlite-utils' ``Table.columns``),
 never from a list kept here: every column both files have is copied, except the ids the
@@ -17,42 +17,25 @@ else is a plain ``INSERT``.
 
 from __future__ import annotations
 
-import contextlib
-import shutil
 import sqlite3
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .connection import SQLITE_MAGIC, StoreBase, inserted_id, utc_now
+from .connection import inserted_id, utc_now
 from .items import ItemsMixin, display_id
 from .label_schemas import copy_label_schemas, schema_rows_of
-from .schema import LATEST_VERSION, SchemaError
+from .merge_source import (
+    REQUIRED_TABLES,
+    ForeignProjectError,
+    ProjectSource,
+    _database,
+    _insert_sql,
+    _quoted,
+    table_columns,
+)
 from .search import index_batch
 
-if TYPE_CHECKING:
-    from sqlite_utils import Database
-
-#: Tables every PairScope project has (and a merge reads).
-REQUIRED_TABLES = frozenset(
-    {
-        "meta",
-        "items",
-        "responses",
-        "steps",
-        "media",
-        "ref_error_tags",
-        "annotators",
-        "labels",
-        "display_orders",
-        "judge_runs",
-        "verdicts",
-        "collections",
-        "collection_items",
-    }
-)
 #: Columns that belong to the receiving project: the ids it assigns, its own import log.
 _OWN_COLUMNS = {
     "items": {"id", "import_id"},
@@ -68,136 +51,6 @@ _ITEM_CHILDREN = ("responses", "steps", "ref_error_tags")
 
 #: ``copy_media(path, problem, kind) -> (stored path, problem)`` for one media row of a new item.
 MediaCopier = Callable[[str | None, str | None, str], tuple[str | None, str | None]]
-
-
-class ForeignProjectError(SchemaError):
-    """A file to copy from is not a readable PairScope project. The message names the file."""
-
-
-def table_columns(conn: sqlite3.Connection, table: str) -> list[str]:
-    """The columns of ``table`` as the file's live schema has them, in table order."""
-    return [c.name for c in _database(conn).table(table).columns]
-
-
-def _database(conn: sqlite3.Connection) -> Database:
-    # sqlite-utils would otherwise switch recursive triggers on for the store's connection.
-    # sqlite-utils pulls in pandas when present (~0.4 s): only when a merge needs the schema
-    from sqlite_utils import Database
-
-    return Database(conn, recursive_triggers=False, execute_plugins=False)
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _names(columns: Sequence[str]) -> str:
-    return ", ".join(_quoted(c) for c in columns)
-
-
-def _insert_sql(table: str, columns: Sequence[str], verb: str = "INSERT") -> str:
-    return f"{verb} INTO {_quoted(table)} ({_names(columns)}) VALUES ({', '.join('?' * len(columns))})"
-
-
-class ProjectSource:
-    """A project file opened read-only (``mode=ro``) and checked, read in one snapshot.
-
-    An older project is read through an upgraded temporary copy (the file stays as it is).
-    Raises :class:`ForeignProjectError` for anything that is not a usable PairScope project.
-    """
-
-    def __init__(self, path: str | Path, *, check_integrity: bool = True):
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise ForeignProjectError(f"{self.path}: no such project file")
-        with open(self.path, "rb") as fh:
-            if fh.read(16) != SQLITE_MAGIC:
-                raise ForeignProjectError(f"{self.path} is not a PairScope project (not an SQLite file)")
-        self._side_files = [Path(str(self.path) + s) for s in ("-wal", "-shm")]
-        self._had_side_files = [p.exists() for p in self._side_files]
-        self._tmpdir: str | None = None
-        self.conn = self._connect(self.path)
-        try:
-            self._check(check_integrity)
-            self.conn.execute("BEGIN")  # one consistent snapshot for every read below and later
-            self.meta: dict[str, str] = dict(self.conn.execute("SELECT key, value FROM meta"))
-            #: identity -> (item id, content hash)
-            self.items = {
-                key: (i, h) for i, key, h in self.conn.execute("SELECT id, identity, content_hash FROM items")
-            }
-            #: the dataset ids of its items
-            self.dataset_ids = {d for (d,) in self.conn.execute("SELECT coalesce(source_id, ext_id) FROM items")}
-        except sqlite3.DatabaseError as exc:
-            self.close()
-            raise ForeignProjectError(f"{self.path} is corrupt or not a PairScope project: {exc}") from exc
-        except BaseException:
-            self.close()
-            raise
-
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        return sqlite3.connect(
-            path.absolute().as_uri() + "?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-        )
-
-    def _check(self, check_integrity: bool) -> None:
-        conn, path = self.conn, self.path
-        if check_integrity:
-            rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchmany(5)]
-            if rows != ["ok"]:
-                raise ForeignProjectError(f"{path} is corrupt (integrity check: {'; '.join(rows)})")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > LATEST_VERSION:
-            raise ForeignProjectError(
-                f"{path} uses schema version {version}, but this PairScope only knows up "
-                f"to {LATEST_VERSION}; upgrade PairScope to merge it"
-            )
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if version < 1 or not REQUIRED_TABLES <= tables:
-            raise ForeignProjectError(f"{path} is an SQLite file but not a PairScope project")
-        if version < LATEST_VERSION:
-            self._upgraded_copy()
-
-    def _upgraded_copy(self) -> None:
-        self._tmpdir = tempfile.mkdtemp(prefix="pairscope-merge-")
-        copy = Path(self._tmpdir) / "input.pairscope"
-        with contextlib.closing(sqlite3.connect(copy)) as target:
-            self.conn.backup(target)
-        self.conn.close()
-        self._tidy_side_files()
-        try:
-            StoreBase(copy).close()  # runs the migrations on the copy
-        except SchemaError as exc:
-            raise ForeignProjectError(f"{self.path}: upgrading its older schema failed: {exc}") from exc
-        self.conn = self._connect(copy)
-
-    @property
-    def lineage(self) -> set[str]:
-        """Its project id and the id of the project it was packed from."""
-        return {v for v in (self.meta.get("project_id"), self.meta.get("pack_source_project_id")) if v}
-
-    def columns(self, table: str) -> list[str]:
-        return table_columns(self.conn, table)
-
-    def rows(self, table: str, columns: Sequence[str], order_by: Sequence[str]) -> Iterator[tuple]:
-        return self.conn.execute(f"SELECT {_names(columns)} FROM {_quoted(table)} ORDER BY {_names(order_by)}")
-
-    def close(self) -> None:
-        try:
-            self.conn.close()
-        finally:
-            self._tidy_side_files()
-            if self._tmpdir:
-                shutil.rmtree(self._tmpdir, ignore_errors=True)
-
-    def _tidy_side_files(self) -> None:
-        """A read-only connection to a WAL file leaves empty ``-wal``/``-shm`` files. If it
-        made them, a plain connection closing as the last one removes them (checkpointing an
-        empty WAL writes nothing to the file); SQLite keeps them while others use them."""
-        made = [p for p, had in zip(self._side_files, self._had_side_files) if not had and p.exists()]
-        if made and not (self._side_files[0].exists() and self._side_files[0].stat().st_size):
-            with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(str(self.path))) as conn:
-                conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
 
 
 @dataclass
@@ -423,10 +276,11 @@ class ProjectCopier:
                 self._insert_row("labels", columns, row)
                 self.counts.labels_added += 1
 
-    def display_orders(self, annotator: str | None = None) -> None:
-        """Blind display orders per (item, annotator name); the first one seen is kept."""
+    def display_orders(self, annotator: str | None = None, *, only: frozenset[str] | None = None) -> None:
+        """Blind display orders per (item, annotator name); the first one seen is kept.
+        ``only``: the orders of these annotators only (those a merge takes labels from)."""
         columns = self._columns("display_orders")
-        for row in self._labels_of("display_orders", columns, annotator, ["item_id", "annotator_id"]):
+        for row in self._labels_of("display_orders", columns, annotator, ["item_id", "annotator_id"], only):
             stored = self.conn.execute(
                 "SELECT display_order FROM display_orders WHERE item_id = ? AND annotator_id = ?",
                 (row["item_id"], row["annotator_id"]),
@@ -437,12 +291,23 @@ class ProjectCopier:
             elif stored[0] != row["display_order"]:
                 self.counts.display_orders_differing += 1
 
-    def _labels_of(self, table: str, columns: list[str], annotator: str | None, order_by: list[str]) -> Iterator[dict]:
-        """Rows of an annotator-and-item table for mapped items, annotator and item translated."""
+    def _labels_of(
+        self,
+        table: str,
+        columns: list[str],
+        annotator: str | None,
+        order_by: list[str],
+        only: frozenset[str] | None = None,
+    ) -> Iterator[dict]:
+        """Rows of an annotator-and-item table for mapped items (of ``annotator``, or of the
+        names in ``only``), annotator and item translated."""
         for row in self._source_rows(table, columns, order_by):
             known = self._src_annotators.get(row["annotator_id"])
-            if (annotator is not None and (known is None or known["name"] != annotator)) or (
-                row["item_id"] not in self.item_map
+            name = None if known is None else known["name"]
+            if (
+                (annotator is not None and name != annotator)
+                or (only is not None and name not in only)
+                or row["item_id"] not in self.item_map
             ):
                 continue
             yield self._translate(table, row)
@@ -513,6 +378,10 @@ class MergeMixin(ItemsMixin):
         """Every stored media path (relative to the project's folder, or absolute)."""
         return [r[0] for r in self.query("SELECT path FROM media WHERE path IS NOT NULL")]
 
+    def label_uuids(self) -> set[str]:
+        """The uuid of every label row."""
+        return {r[0] for r in self.query("SELECT uuid FROM labels")}
+
     def item_ids(self) -> set[int]:
         """The ids of every item."""
         return {r[0] for r in self.query("SELECT id FROM items")}
@@ -547,3 +416,17 @@ class MergeMixin(ItemsMixin):
             self.finish_import(import_id, len(added), matched)
             conn.executemany("UPDATE items SET import_id = ? WHERE id = ?", ((import_id, i) for i in added))
         return import_id
+
+
+__all__ = [
+    "REQUIRED_TABLES",
+    "CopiedItems",
+    "CopyCounts",
+    "ForeignProjectError",
+    "ItemConflict",
+    "MediaCopier",
+    "MergeMixin",
+    "ProjectCopier",
+    "ProjectSource",
+    "table_columns",
+]

@@ -10,20 +10,21 @@ receiving tables), ids of rows the source does not hold, items whose responses d
 
 from __future__ import annotations
 
-import json
 import math
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from datetime import datetime
 from typing import Any, TypeGuard
 
+from ..json_guard import JSONProblem, loads_json
 from ..records import ErrorTag
+from .clock import time_problem
 from .connection import StoreBase
 from .judge import _RUN_COLUMNS, _VERDICT_COLUMNS, _run, _verdict
 from .label_schemas import conflict_message, same_schema, schema_rows_of
 from .labels import _label_from_row
-from .merge import _OWN_COLUMNS, _REMAPPED, REQUIRED_TABLES, ProjectSource, _database, _insert_sql, _names, _quoted
+from .merge import _OWN_COLUMNS, _REMAPPED
+from .merge_source import REQUIRED_TABLES, ProjectSource, _database, _insert_sql, _names, _quoted
 from .schema import migrate
 
 #: What the id columns of remapped tables name, in problem messages.
@@ -112,7 +113,10 @@ def _json(row: dict, column: str, kind: type, problems: list[str], *, nullable: 
     if value is None and nullable:
         return None
     try:
-        decoded = json.loads(value)
+        decoded = loads_json(value)  # bounded: deep JSON is this row's problem, not a RecursionError
+    except JSONProblem as exc:
+        problems.append(f"{column} is {'not valid JSON' if str(exc).startswith('not valid') else exc}: {_show(value)}")
+        return None
     except (TypeError, ValueError):
         problems.append(f"{column} is not valid JSON: {_show(value)}")
         return None
@@ -123,15 +127,10 @@ def _json(row: dict, column: str, kind: type, problems: list[str], *, nullable: 
 
 
 def _time(row: dict, column: str, problems: list[str]) -> None:
+    """An ISO-8601 time, not in the future (``clock.time_problem``); ``None`` is the schema's business."""
     value = row.get(column)
-    if isinstance(value, str):
-        try:
-            datetime.fromisoformat(value)
-            return
-        except ValueError:
-            pass
-    if value is not None:
-        problems.append(f"{column} is not an ISO-8601 time: {_show(value)}")
+    if value is not None and (why := time_problem(value)) is not None:
+        problems.append(f"{column} {why}: {_show(value)}")
 
 
 class _SourceCheck:
@@ -148,6 +147,8 @@ class _SourceCheck:
         self.src, self.selected, self.annotator, self.judge = src, selected, annotator, judge
         self.file = str(src.path)
         self.target = "the receiving project"  # check_source names it
+        #: Why a label schema version cannot be stored (``labeling.schema.label_schema_problems``).
+        self.schema_check: Callable[[object, object, int], list[str]] | None = None
         self.problems: list[RowProblem] = []
         conn = src.conn
         self.items = {i: (ext, n) for i, ext, n in conn.execute("SELECT id, ext_id, n_responses FROM items")}
@@ -398,6 +399,8 @@ class _SourceCheck:
             there = theirs.get(row.version)
             if not problems and there is not None and not same_schema(there, row):
                 problems.append(conflict_message(self.file, self.target, row.version))
+            elif not problems and there is None and self.schema_check is not None:
+                problems += self.schema_check(row.schema, row.guidelines, row.version)  # as `schema set` checks
             if problems:
                 self.problems.append(
                     RowProblem(self.file, "label_schemas", position, f"version {row.version}", tuple(problems))
@@ -461,6 +464,7 @@ def check_source(
     selected: set[int] | None = None,
     annotator: str | None = None,
     judge: bool = True,
+    schema_check: Callable[[object, object, int], list[str]] | None = None,
 ) -> list[RowProblem]:
     """Every row of ``src`` a copy into ``dst`` (``None``: a new project) would take, checked;
     the rows with problems, in table order. Writes nothing anywhere.
@@ -471,9 +475,11 @@ def check_source(
     and CHECK constraints and declared types, that every id names a row the source holds
     (item, annotator, judge run, collection, a step's response), that items' responses match
     ``n_responses``, and that JSON columns decode to the shape the store's readers expect.
+    ``schema_check`` says why a label schema version ``dst`` lacks cannot be stored.
     """
     schema = dst.conn if dst is not None else fresh_schema()
     check = _SourceCheck(src, schema, selected, annotator, judge)
+    check.schema_check = schema_check
     if dst is not None:
         check.target = str(dst.path)
     try:
