@@ -38,12 +38,38 @@ def check_model_folder(model_path: str) -> tuple[Path, dict[str, Any]]:
             "(download the whole model repository, not only the weights)"
         )
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
+        with config_file.open("rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise JudgeError(f"{config_file} is larger than {MAX_CONFIG_BYTES:,} bytes: not a model configuration")
+        config = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        config = None
     except (OSError, ValueError) as exc:
         raise JudgeError(f"{config_file} cannot be read as JSON: {exc}") from None
+    if config is None or _too_deep(config):  # transformers would read it again, unbounded
+        raise JudgeError(
+            f"{config_file} is nested too deeply (more than {MAX_CONFIG_DEPTH} levels): not a model configuration"
+        )
     if not isinstance(config, dict):
         raise JudgeError(f"{config_file} is not a model configuration (expected a JSON object)")
     return folder.resolve(), config
+
+
+#: A model folder's ``config.json`` is read only up to this size and nesting (real ones: a few KB, ~4 levels).
+MAX_CONFIG_BYTES = 16 << 20
+MAX_CONFIG_DEPTH = 100
+
+
+def _too_deep(value: Any) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > MAX_CONFIG_DEPTH:
+                return True
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return False
 
 
 def not_a_vlm_message(folder: Path, model_type: str) -> str:

@@ -71,11 +71,36 @@ class StepVerdict:
 
 
 class _Plain:
+    """``text`` without markup, and the way back to the original's positions.
+
+    Linear in memory: the plain text is one string (the original itself when it holds no
+    markup) and a position is mapped back by counting markup characters chunk by chunk, so
+    a 50 MB output costs about 50 MB more, never a list entry per character."""
+
     def __init__(self, text: str) -> None:
         self.original = text
-        self.index = [i for i, ch in enumerate(text) if ch not in _MARKUP]
-        self.text = "".join(text[i] for i in self.index)
-        self.index.append(len(text))
+        has_markup = any(mark in text for mark in _MARKUP)
+        self.text = text.translate(_DROP_MARKUP) if has_markup else text
+
+    def _origin(self, p: int) -> int:
+        """The original position of plain position ``p`` (``len(text)`` maps to the end)."""
+        text, plain = self.original, self.text
+        if len(plain) == len(text):
+            return p
+        if p >= len(plain):
+            return len(text)
+        start = kept_before = 0
+        while True:  # whole chunks before p, counted at C speed
+            chunk = text[start : start + _CHUNK]
+            kept = len(chunk) - sum(chunk.count(mark) for mark in _MARKUP)
+            if kept_before + kept > p:
+                break
+            start, kept_before = start + len(chunk), kept_before + kept
+        for run in _KEPT.finditer(text, start, start + len(chunk)):
+            if kept_before + run.end() - run.start() > p:
+                return run.start() + p - kept_before
+            kept_before += run.end() - run.start()
+        raise AssertionError("a plain position inside the text maps into it")  # pragma: no cover
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original range of plain ``[start, end)``, trimmed of spaces, widened over markup."""
@@ -83,14 +108,19 @@ class _Plain:
             end -= 1
         while start < end and self.text[start].isspace():
             start += 1
-        s = self.index[start]
-        e = self.index[end - 1] + 1 if end > start else s
+        s = self._origin(start)
+        e = self._origin(end - 1) + 1 if end > start else s
         # Include the bold markers hugging the verdict so a highlight shows "**...**" whole.
         while s > 0 and self.original[s - 1] in _MARKUP:
             s -= 1
         while e < len(self.original) and self.original[e] in _MARKUP:
             e += 1
         return s, e
+
+
+_DROP_MARKUP = str.maketrans("", "", _MARKUP)
+_KEPT = re.compile(f"[^{re.escape(_MARKUP)}]+")
+_CHUNK = 1 << 16
 
 
 # --- pairwise patterns ---------------------------------------------------------------------

@@ -283,7 +283,7 @@ def test_the_base_install_labels_computes_stats_exports_and_merges(tmp_path):
     assert export.returncode == 0 and (tmp_path / "out" / "manifest.json").exists(), export.stderr
     packed = tmp_path / "ann.pairscope"
     assert pairscope("pack", "--db", str(demo), "--out", str(packed), "--annotator", "bob").returncode == 0
-    merged = pairscope("merge", str(tmp_path / "merged.pairscope"), str(demo), str(packed))
+    merged = pairscope("merge", str(tmp_path / "merged.pairscope"), str(demo), str(packed), "--trust", "ann")
     assert merged.returncode == 0, merged.stderr
     judge = pairscope("judge", "--db", str(demo), "--model", str(tmp_path))
     assert judge.returncode == 1

@@ -10,9 +10,11 @@ import fake_backend  # noqa: F401  (registers the "fake" backend)
 from fake_backend import FakeBackend
 from pairscope.app.cli.main import main
 from pairscope.app.judge.derived import VerdictFileError, import_verdicts, reparse
+from pairscope.app.judge.modes import MAX_K
 from pairscope.app.judge.results import item_verdicts, summarize
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.records import Item, ItemFilter, Reference, Response
+from pairscope.app.store import Store
 from pairscope.models.parsing import parse_pairwise_strict, parse_score_strict, parse_step_scores_strict
 
 
@@ -160,3 +162,46 @@ def test_cli_import_verdicts_and_reparse(project, tmp_path, capsys):
     assert main(["import-verdicts", str(bad), "--db", str(project.path), "--name", "x"]) == 1
     err = capsys.readouterr().err
     assert "nothing imported" in err and f"{bad}:1: no item 'zz'" in err
+
+
+# -- bounded inputs (issue 31, item 5) -------------------------------------------------------------
+
+
+def test_a_huge_sample_index_is_that_rows_error_not_a_huge_vote_table(project, tmp_path):
+    """``"sample": 2000000000`` allocated a 2e9-wide vote table (OOM-killed at 21 GB)."""
+    rows = [{"item": "q0", "sample": 2_000_000_000, "choice": 0}, {"item": "q1", "sample": MAX_K, "choice": 0}]
+    path = write(tmp_path, rows)
+    with pytest.raises(VerdictFileError) as err:
+        import_verdicts(project, path, "huge")
+    text = str(err.value)
+    assert f"{path}:1 ['q0']: 'sample' must be a whole number 0–{MAX_K - 1}" in text
+    assert f"{path}:2 ['q1']: 'sample' must be" in text
+    assert project.runs() == []
+    last = write(tmp_path, [{"item": "q0", "sample": MAX_K - 1, "choice": 0}], "last.jsonl")
+    assert import_verdicts(project, last, "ok").k == MAX_K
+
+
+@pytest.mark.parametrize("k", ["-3", "0", str(MAX_K + 1), "1000000000000"])
+def test_k_out_of_range_is_refused_with_a_message(project, tmp_path, capsys, k):
+    path = write(tmp_path, [{"item": "q0", "choice": 0}])
+    project.close()
+    for argv in (
+        ["import-verdicts", str(path), "--db", str(project.path), "--name", "x", "--k", k],
+        ["judge", "--db", str(project.path), "--model", "m", "--backend", "fake", "--k", k],
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        assert f"--k: must be a whole number from 1 to {MAX_K}, got {k}" in err, err
+    with pytest.raises(ValueError, match=f"1 to {MAX_K}"):
+        JudgeConfig(k=-3)
+    with Store.open(project.path) as store, pytest.raises(ValueError, match=f"1 to {MAX_K}"):
+        import_verdicts(store, path, "x", k=0)
+
+
+def test_reparse_of_a_run_that_does_not_exist_says_so(project, capsys):
+    project.close()
+    assert main(["reparse", "--db", str(project.path), "--run", "999", "--parser", "strict"]) == 1
+    err = capsys.readouterr().err
+    assert "error: no judge run 999 in" in err and "pairscope info" in err and "internal error" not in err

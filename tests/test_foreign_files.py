@@ -192,13 +192,53 @@ def test_real_project_reads_read_only_and_writes_raise(tmp_path, dataset, capsys
         assert not store.readonly
 
 
-def test_read_only_open_upgrades_an_older_project_first(tmp_path):
-    path = tmp_path / "old.pairscope"
+def old_project(path: Path, version: int) -> Path:
+    """A project made by an earlier PairScope (schema ``version``) with one item and one label."""
+    from pairscope.app.records import Item, Response
+    from pairscope.app.store.items import content_hash
+
+    item = Item(ext_id="a5", prompt="Which?", responses=(Response(0, "yes"), Response(1, "no")))
     conn = sqlite3.connect(path, isolation_level=None)
-    migrate(conn, MIGRATIONS[:1])
+    migrate(conn, MIGRATIONS[:version])
+    conn.execute(
+        "INSERT INTO items (id, ext_id, source_format, category, prompt, media_kind, n_responses,"
+        " content_hash) VALUES (1, 'a5', 'jsonl', 'general', ?, 'none', 2, ?)",
+        (item.prompt, content_hash(item)),
+    )
+    conn.executemany("INSERT INTO responses (item_id, idx, text) VALUES (1, ?, ?)", [(0, "yes"), (1, "no")])
+    conn.execute("INSERT INTO annotators VALUES (1, 'olga', '2024-01-01T00:00:00+00:00')")
+    conn.execute(
+        "INSERT INTO labels (uuid, item_id, annotator_id, created_at, outcome) VALUES"
+        " ('old-uuid', 1, 1, '2024-01-01T00:00:00+00:00', 'tie')"
+    )
     conn.close()
-    with Store.open(path, readonly=True) as store:
-        assert store.readonly and store.schema_version == LATEST_VERSION
+    return path
+
+
+@pytest.mark.parametrize("version", [1, LATEST_VERSION - 1])
+def test_reading_an_older_project_never_writes_it(tmp_path, capsys, version):
+    """``pairscope.open()`` and ``info`` upgraded an older project in place (RESEARCH_API.md says
+    the file is never written): now they read an upgraded private copy, the file's bytes and
+    mtime unchanged, and say how to upgrade it."""
+    import pairscope
+
+    old = old_project(tmp_path / "old.pairscope", version)
+    before = (old.read_bytes(), os.stat(old).st_mtime_ns, sorted(p.name for p in tmp_path.iterdir()))
+    with Store.open(old, readonly=True) as store:
+        assert store.readonly and store.schema_version == LATEST_VERSION and store.item_count() == 1
+        assert "open it in PairScope once to upgrade it" in store.note
+    with pairscope.open(old) as project:
+        assert len(project.items()) == 1 and len(project.labels()) == 1
+        assert "upgrade" in project.note
+    for argv in (["info", "--db", old], ["stats", "--db", old]):
+        code, err = run_cli(capsys, *argv)
+        assert code == 0 and "open it in PairScope once to upgrade it" in err, err
+    after = (old.read_bytes(), os.stat(old).st_mtime_ns, sorted(p.name for p in tmp_path.iterdir()))
+    assert after == before and side_files(old) == []
+    with Store.open(old) as store:  # the app opening it for writing upgrades it, as before
+        assert not store.readonly and store.schema_version == LATEST_VERSION
+    with Store.open(old, readonly=True) as store:
+        assert store.note is None
 
 
 @pytest.mark.skipif(
@@ -220,8 +260,8 @@ def test_project_on_read_only_media(tmp_path, dataset):
     try:
         with Store.open(db, readonly=True) as store:
             assert store.item_count() == 2
-        with pytest.raises(SchemaError, match="needs upgrading"):
-            Store.open(old, readonly=True)
+        with Store.open(old, readonly=True) as store:  # an upgraded private copy is read
+            assert store.schema_version == LATEST_VERSION
         assert db.read_bytes() == before and side_files(db) == [] and side_files(old) == []
     finally:
         folder.chmod(0o755)

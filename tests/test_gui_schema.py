@@ -208,3 +208,47 @@ def test_guidelines_show_markdown_safely(window, qtbot):
     assert "<img" not in html.replace("&lt;img", "")
     window.shortcuts.actions["guidelines"].trigger()
     assert not dock.isVisible()
+
+
+def test_every_key_the_window_binds_comes_from_the_table_a_schemas_check_reads(window):
+    """One table (``app/labeling/keymap.py``) of the window's keys: its shortcuts, the File
+    menu's, the menus' mnemonics and Qt's editing keys; ``schema set`` refuses every one."""
+    from PySide6.QtGui import QAction, QKeySequence
+
+    from pairscope.app.labeling.keymap import FILE_KEYS, menu_mnemonics, reserved_shortcuts
+    from pairscope.app.labeling.schema import normalize_key
+
+    keymap = window.shortcuts.schema.keymap()
+    table = {normalize_key(k) for s in (*keymap, *FILE_KEYS) for k in s.keys}
+    portable = QKeySequence.SequenceFormat.PortableText
+    bound = {
+        seq.toString(portable)
+        for action in window.findChildren(QAction)
+        for seq in action.shortcuts()
+        if not seq.isEmpty()
+    }
+    assert bound and {normalize_key(k) for k in bound} - table == set(), bound
+    bar = {a.text().replace("&", ""): a.text()[a.text().index("&") + 1].upper() for a in window.menuBar().actions()}
+    assert bar == {title.replace("&", ""): letter for title, letter in menu_mnemonics(keymap).items()}
+    reserved = {normalize_key(k) for s in reserved_shortcuts(keymap) for k in s.keys}
+    assert {f"Alt+{letter}" for letter in bar.values()} <= reserved
+    key = QKeySequence.StandardKey
+    editing = [
+        key.Copy, key.Cut, key.Paste, key.SelectAll, key.Undo, key.Redo, key.Delete, key.Backspace,
+        key.DeleteStartOfWord, key.DeleteEndOfWord, key.DeleteEndOfLine, key.DeleteCompleteLine,
+        key.MoveToNextChar, key.MoveToPreviousChar, key.MoveToNextWord, key.MoveToPreviousWord,
+        key.MoveToNextLine, key.MoveToPreviousLine, key.MoveToNextPage, key.MoveToPreviousPage,
+        key.MoveToStartOfLine, key.MoveToEndOfLine, key.MoveToStartOfDocument, key.MoveToEndOfDocument,
+        key.SelectNextChar, key.SelectPreviousChar, key.SelectNextWord, key.SelectPreviousWord,
+        key.SelectNextLine, key.SelectPreviousLine, key.SelectNextPage, key.SelectPreviousPage,
+        key.SelectStartOfLine, key.SelectEndOfLine, key.SelectStartOfDocument, key.SelectEndOfDocument,
+        key.InsertParagraphSeparator, key.InsertLineSeparator, key.Cancel,
+    ]  # fmt: skip
+    missing = {
+        seq.toString(portable)
+        for std in editing
+        for seq in QKeySequence.keyBindings(std)
+        if normalize_key(seq.toString(portable)) not in reserved
+        and normalize_key(seq.toString(portable)) is not None  # keys such as "Copy" a schema cannot name
+    }
+    assert missing == set()

@@ -341,7 +341,7 @@ def test_merge_copies_label_schemas_the_output_lacks(project, tmp_path):
     a = labeled_copy(project, tmp_path / "a.pairscope", "alice", CHART)
     b = labeled_copy(project, tmp_path / "b.pairscope", "bob", None)
     out = tmp_path / "out.pairscope"
-    report = merge_projects(out, [a, b])
+    report = merge_projects(out, [a, b], trust=["alice", "bob"])  # copies, not packs: names trusted
     assert report.inputs[0].label_schemas_added == 2
     assert schema_rows(out) == schema_rows(a)
     with Store.open(out) as store:
@@ -349,7 +349,7 @@ def test_merge_copies_label_schemas_the_output_lacks(project, tmp_path):
         alice = store.current_label(store.item_id("item_0"), "alice")
         bob = store.current_label(store.item_id("item_0"), "bob")
         assert label_schema_version(store, alice.uuid) == 2 and label_schema_version(store, bob.uuid) == 1
-    again = merge_projects(out, [a])
+    again = merge_projects(out, [a], trust=["alice"])
     assert again.inputs[0].label_schemas_added == 0 and again.inputs[0].label_schemas_present == 2
 
 
@@ -359,7 +359,7 @@ def test_merge_refuses_different_schemas_at_the_same_version(project, tmp_path):
     b = labeled_copy(project, tmp_path / "b.pairscope", "bob", other)
     before = schema_rows(a)
     with pytest.raises(TeamworkError, match="different label schemas under the same version 2") as caught:
-        merge_projects(a, [b])
+        merge_projects(a, [b], trust=["bob"])
     assert "label_schemas row 2 (version 2)" in str(caught.value)
     assert schema_rows(a) == before
     with Store.open(a) as store:
@@ -367,7 +367,7 @@ def test_merge_refuses_different_schemas_at_the_same_version(project, tmp_path):
     # two inputs that disagree with each other, into a new project: refused whole
     out = tmp_path / "out.pairscope"
     with pytest.raises(TeamworkError, match="different label schemas under the same version 2"):
-        merge_projects(out, [a, b])
+        merge_projects(out, [a, b], trust=["alice", "bob"])
     assert not out.exists()
 
 
@@ -378,3 +378,116 @@ def test_a_pack_carries_the_schema_and_its_guidelines(project, tmp_path):
     assert schema_rows(tmp_path / "pack.pairscope") == schema_rows(a)
     with Store.open(tmp_path / "pack.pairscope") as store:
         assert "Reading charts" in project_label_schema(store).guidelines
+
+
+# -- keys the window uses, sizes, merge (issue 31, item 7) -----------------------------------------
+
+WINDOW_USES = {
+    "Ctrl+Q": "Quit",
+    "ctrl+o": "Open a project",
+    "Ctrl+Shift+I": "Import a dataset",
+    "Alt+F": "the File menu",
+    "Alt+L": "the Label menu",
+    "alt+h": "the Help menu",
+    "Ctrl+C": "Copy",
+    "Ctrl+V": "Paste",
+    "Ctrl+X": "Cut",
+    "Ctrl+A": "Select all",
+    "Backspace": "Delete",
+    "Del": "Delete",
+    "Left": "Move",
+    "Right": "Move",
+    "Home": "Move",
+    "Shift+Left": "Select",
+    "Ctrl+Right": "Move",
+    "Shift+Tab": "editing text",
+}
+
+
+@pytest.mark.parametrize("key", sorted(WINDOW_USES))
+def test_keys_the_window_uses_are_refused(key):
+    """``schema set`` accepted Ctrl+Q, Alt+F (a menu mnemonic), Ctrl+C/V, Backspace and the arrows,
+    which then stopped working in the window."""
+    [problem] = problems_of(f'[[strengths]]\nname = "s"\nkey = "{key}"\n')
+    assert f"key '{key}' of 's' is taken by the window ({WINDOW_USES[key]}" in problem, problem
+
+
+def test_a_key_the_window_leaves_free_is_accepted():
+    for key in ("Alt+Q", "Ctrl+7", "Ctrl+Alt+Left", "F9", "Q"):
+        schema = parse_schema(f'[[strengths]]\nname = "s"\nkey = "{key}"\n', "s.toml")
+        assert schema.strengths[0].key == key
+
+
+def test_the_mnemonics_follow_the_schemas_own_menus():
+    """A schema's sections become menus with mnemonics of their own: a key may not take one."""
+    from pairscope.app.labeling.keymap import menu_mnemonics
+
+    letters = menu_mnemonics(DEFAULT_SCHEMA.keymap())
+    assert letters["&File"] == "F" and letters["Label"] == "L" and letters["Help"] == "H"
+    bare = parse_schema("strengths = []\nerror_types = []\ndiscard_reasons = []\n", "s.toml")
+    assert "Strength" in letters and "Strength" not in menu_mnemonics(bare.keymap())
+    taken = letters["Strength"]
+    assert any("the Strength menu" in p for p in problems_of(f'[[error_types]]\nname = "e"\nkey = "Alt+{taken}"\n'))
+
+
+def test_a_stored_schema_with_a_key_the_window_now_keeps_still_opens(project):
+    """A project whose schema took a window key before this check existed opens: that key is
+    left unbound (the label kind stays)."""
+    schema = parse_schema('[[strengths]]\nname = "s"\nkey = "Ctrl+7"\n', "s.toml")
+    with Store.open(project) as store:
+        add_label_schema(store, schema.to_json().replace("Ctrl+7", "Ctrl+Q"), "", "old", builtin=BUILTIN)
+        opened = project_label_schema(store)
+    assert opened.strength_names == ("s",) and opened.strengths[0].key is None
+
+
+def test_guidelines_past_their_limit_are_refused_before_being_read_whole(project, tmp_path, capsys):
+    """``--guidelines`` stored 50 MB past the 200,000-character limit."""
+    schema_file = tmp_path / "chart.toml"
+    schema_file.write_text(CHART, encoding="utf-8")
+    big = tmp_path / "big.md"
+    with big.open("w", encoding="utf-8") as fh:
+        fh.write("# Rules\n" + "x" * 5_000_000)
+    assert main(["schema", "--db", str(project), "set", str(schema_file), "--guidelines", str(big)]) == 1
+    err = capsys.readouterr().err
+    assert "guidelines longer than 200,000 characters" in err and "internal error" not in err
+    just = tmp_path / "just.md"
+    just.write_text("é" * 200_001, encoding="utf-8")
+    assert main(["schema", "--db", str(project), "set", str(schema_file), "--guidelines", str(just)]) == 1
+    assert "longer than 200,000 characters" in capsys.readouterr().err
+    huge_schema = tmp_path / "huge.toml"
+    huge_schema.write_text(CHART + "\n# " + "x" * 5_000_000 + "\n", encoding="utf-8")
+    assert main(["schema", "--db", str(project), "set", str(huge_schema)]) == 1
+    assert "larger than" in capsys.readouterr().err
+    assert main(["schema", "--db", str(project), "set", str(schema_file), "--note", "n" * 5_000]) == 1
+    assert "note" in capsys.readouterr().err
+    with Store.open(project) as store:
+        assert label_schema_rows(store) == []
+
+
+@pytest.mark.parametrize(
+    "broken, problem",
+    [
+        (lambda j: j.replace('"Ctrl+1"', '"Ctrl+Q"'), "key 'Ctrl+Q' of 'wrong_value' is taken by the window (Quit)"),
+        (lambda j: j.replace('"wrong_value"', '"Wrong Value!"'), "needs a name of lower-case letters"),
+        (lambda j: j.replace('"format":1', '"format":1,"colour":"red"'), "unknown field 'colour'"),
+        (lambda j: "[" * 100_000 + "]" * 100_000, "nested deeper than 100 levels"),
+        (lambda j: "{not json", "not valid JSON"),
+    ],
+)
+def test_merge_validates_a_packs_schema_as_schema_set_does(project, tmp_path, capsys, broken, problem):
+    """Merge took a pack's invalid label schema, and the team project then crashed the window at start."""
+    with Store.open(project) as store:
+        set_schema(store, CHART)
+        pack_project(store, tmp_path / "a.pairscope", "alice")
+    pack = tmp_path / "a.pairscope"
+    with Store.open(pack) as store:
+        LabelingSession(store, "alice").save(store.item_id("item_0"), LabelDraft(outcome="tie"))
+    with sqlite3.connect(pack) as conn:
+        (stored,) = conn.execute("SELECT schema FROM label_schemas WHERE version = 2").fetchone()
+        conn.execute("UPDATE label_schemas SET schema = ? WHERE version = 2", (broken(stored),))
+    conn.close()
+    out = tmp_path / "team.pairscope"
+    assert main(["merge", str(out), str(pack)]) == 1
+    err = capsys.readouterr().err
+    assert "label_schemas row 2 (version 2)" in err and problem in err, err
+    assert "internal error" not in err and not out.exists()

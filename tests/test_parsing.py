@@ -359,3 +359,49 @@ def test_rationale(text, expected):
 def test_rationale_with_span_from_a_parser():
     text = "Counting is off.\nOverall Judgment: Answer 1 is better\nP.S. nice image"
     assert rationale(text, parse_pairwise(text).span) == "Counting is off."
+
+
+# -- memory (issue 31, item 5) ---------------------------------------------------------------------
+
+
+def test_plain_positions_map_back_to_the_original_as_a_per_character_index_would(monkeypatch):
+    """The markup-free view maps positions back without a list per character (it was one: 2.6 GB
+    for a 50 MB output); chunk boundaries included (chunks of 7 here)."""
+    import random
+
+    from pairscope.models import parsing
+
+    monkeypatch.setattr(parsing, "_CHUNK", 7)
+    rng = random.Random(31)
+    for _ in range(300):
+        text = "".join(rng.choice("ab *_`\n") for _ in range(rng.randrange(0, 80)))
+        plain = parsing._Plain(text)
+        index = [i for i, ch in enumerate(text) if ch not in "*_`"] + [len(text)]
+        assert plain.text == "".join(text[i] for i in index[:-1])
+        assert [plain._origin(p) for p in range(len(index))] == index, repr(text)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(("The answer is fine. " * 250_000) + "\nOverall Judgment: Answer 2 is better", id="prose"),
+        pytest.param(
+            ("**a** `b` " * 500_000) + "\nOverall Judgment: **Answer 2** is better", id="markup", marks=pytest.mark.slow
+        ),
+        pytest.param("x" * 5_000_000, id="one-line", marks=pytest.mark.slow),
+    ],
+)
+def test_parsing_a_5_mb_output_takes_memory_proportional_to_it(shape):
+    """Peak Python memory (tracemalloc) while parsing a 5 MB output: before, 46.6 times its size
+    (a list entry per character: 233 MB; 2.6 GB for 50 MB); now at most a few copies of it."""
+    import tracemalloc
+
+    text = shape
+    for parse in (parse_pairwise, parse_score, lambda t: parse_step_scores(t, 3), rationale):
+        tracemalloc.start()
+        try:
+            parse(text)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * len(text), (parse, peak / len(text))

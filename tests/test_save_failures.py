@@ -299,3 +299,175 @@ def test_reading_commands_say_journal_labels_are_left_out_and_pack_saves_them_fi
             assert store.current_label(1, "ann").uuid == "u-1"
     assert main(["info", "--db", str(project)]) == 0
     assert "not saved" not in capsys.readouterr().err
+
+
+# -- bounded inputs (issue 31, item 5) -------------------------------------------------------------
+
+_FLOCK_HOLDER = textwrap.dedent("""
+    import fcntl, sys
+    fh = open(sys.argv[1], "a+b")
+    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    print("locked", flush=True)
+    sys.stdin.readline()  # until the test ends
+""")
+
+
+def test_a_journal_locked_by_another_process_is_waited_for_a_while_then_said(project):
+    """A held flock on the journal made ``info`` wait forever; now it waits the journal's own
+    timeout (5 s) and says why the journal's labels are left out."""
+    from pairscope.app.labeling.pending import JOURNAL_WAIT_S
+
+    journal = journal_path(project)
+    Journal(journal).append(
+        Label(1, "ann", "tie", display_order=(0, 1), uuid="u-1", created_at="2025-01-01T00:00:00+00:00")
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _FLOCK_HOLDER, str(journal)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        started = time.monotonic()
+        info = subprocess.run(
+            [sys.executable, "-m", "pairscope.app.cli.main", "info", "--db", str(project)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        took = time.monotonic() - started
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdin.close()
+        holder.stdout.close()
+    assert info.returncode == 0, info.stderr
+    assert f"{journal} is locked by another process" in info.stderr and "left out" in info.stderr
+    assert JOURNAL_WAIT_S <= took < 60, took
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_a_journal_line_nested_too_deeply_is_skipped_everywhere(project, tmp_path, capsys, depth):
+    """Deep JSON in a journal line was a RecursionError: ``info`` exit 70, ``pairscope.open`` raised."""
+    import pairscope
+    from pairscope.app.cli.main import main
+
+    journal = journal_path(project)
+    kept = Label(1, "ann", "tie", display_order=(0, 1), uuid="u-1", created_at="2025-01-01T00:00:00+00:00")
+    Journal(journal).append(kept, "it0")
+    with journal.open("ab") as fh:
+        fh.write(b'{"uuid": ' + b"[" * depth + b"]" * depth + b"}\n")
+    assert main(["info", "--db", str(project)]) == 0
+    assert "1 label is not saved in the project yet" in capsys.readouterr().err
+    with pytest.warns(UserWarning, match="1 label is not saved"), pairscope.open(project) as p:
+        assert len(p.labels()) == 0
+    with Store.open(project) as store:
+        assert replay_pending(store) == 1 and store.current_label(1, "ann").uuid == "u-1"
+    assert not journal.exists()
+
+
+# -- nothing acknowledged is lost on quit (issue 31, item 6) -----------------------------------------
+
+
+def memory_only(window_or_store_conn) -> None:
+    """The disk is full for this connection (SQLITE_FULL on the next new page)."""
+    pages = window_or_store_conn.execute("PRAGMA page_count").fetchone()[0]
+    window_or_store_conn.execute(f"PRAGMA max_page_count = {pages}")
+
+
+def test_quitting_with_labels_only_in_memory_asks_first(qtbot, project, tmp_path):
+    """Disk full and the journal unwritable: Ctrl+Q closed the window and the labels were gone
+    (2 of 2). Now Quit asks: save them elsewhere, keep trying, or discard them."""
+    journal_path(project).mkdir()  # the journal cannot be written (a folder where its file goes)
+    window = open_window(qtbot, project)
+    memory_only(window.controller.store.conn)
+    window.panel.note_edit.setPlainText("a long note " * 4000)  # needs new pages: the disk is full
+    window.panel.flush()
+    qtbot.keyClick(window, Qt.Key_N)
+    qtbot.keyClick(window, Qt.Key_T)
+    assert "2 labels not yet saved" in banner_text(window) and "only in memory" in banner_text(window)
+    pending = [label.uuid for label in window.controller.session.pending.labels]
+    asked: list[str] = []
+    window.quit_guard.ask = lambda text: asked.append(text) or "retry"
+    qtbot.keyClick(window, Qt.Key_Q, Qt.ControlModifier)  # Quit
+    assert window.isVisible() and len(asked) == 1, asked
+    assert "2 labels are only in memory" in asked[0] and "disk is full" in asked[0]
+    target = tmp_path / "kept" / "labels.pending.jsonl"
+    target.parent.mkdir()
+    window.quit_guard.ask = lambda text: "save"
+    window.quit_guard.choose_file = lambda: ""  # the file dialog cancelled: the window stays
+    assert not window.close() and window.isVisible()
+    window.quit_guard.choose_file = lambda: str(target)
+    assert window.close() and not window.isVisible()
+    assert [label.uuid for label in Journal(target).read()] == pending
+    journal_path(project).rmdir()  # room again: the saved file put back as the journal lands
+    target.rename(journal_path(project))
+    with Store.open(project) as store:
+        LabelingSession(store, "ann")
+        assert {label.uuid for i in range(1, N_ITEMS + 1) for label in store.label_history(i, "ann")} == set(pending)
+
+
+def test_discarding_labels_only_in_memory_closes_the_window(qtbot, project):
+    journal_path(project).mkdir()
+    window = open_window(qtbot, project)
+    memory_only(window.controller.store.conn)
+    window.panel.note_edit.setPlainText("a long note " * 4000)
+    window.panel.flush()
+    window.quit_guard.ask = lambda text: "discard"
+    assert window.close()
+
+
+def test_quitting_with_labels_in_the_journal_closes_without_asking(qtbot, project):
+    window = open_window(qtbot, project)
+    memory_only(window.controller.store.conn)
+    window.panel.note_edit.setPlainText("a long note " * 4000)
+    window.panel.flush()
+    assert "1 label not yet saved" in banner_text(window) and "only in memory" not in banner_text(window)
+    window.quit_guard.ask = lambda text: pytest.fail(f"asked: {text}")
+    assert window.close()
+    assert len(Journal(journal_path(project)).read()) == 1  # stored at the next start
+
+
+def test_closing_a_session_with_labels_only_in_memory_raises_what_was_not_stored(project, tmp_path):
+    """Through the API, 13,460 of 13,461 labels were lost without a word; now ``close()`` raises
+    with the labels, and they can be saved to a journal file."""
+    from pairscope.app.labeling.pending import UnsavedLabels
+
+    journal_path(project).mkdir()
+    target = tmp_path / "kept.pending.jsonl"
+    with Store.open(project) as store:
+        memory_only(store.conn)
+        session = LabelingSession(store, "api")
+        for item_id in range(1, N_ITEMS + 1):
+            session.save(item_id, LabelDraft(outcome="tie", note=f"note {item_id} " * 2000))
+        with pytest.raises(UnsavedLabels) as caught:
+            session.close()
+        assert len(caught.value.labels) == N_ITEMS
+        assert f"{N_ITEMS} labels are only in memory" in str(caught.value) and "save_to" in str(caught.value)
+        assert session.pending.save_to(target) == N_ITEMS
+        store.conn.execute("PRAGMA max_page_count = 1000000")
+        assert session.close() == [] and len(session.pending) == 0  # room again: they land
+    with Store.open(project) as store:
+        assert len([i for i in range(1, N_ITEMS + 1) if store.current_label(i, "api")]) == N_ITEMS
+    assert len(Journal(target).read()) == N_ITEMS
+
+
+_LOSING = textwrap.dedent("""
+    import sys
+    from pairscope.app.labeling.session import LabelingSession
+    from pairscope.app.records import LabelDraft
+    from pairscope.app.store import Store
+
+    store = Store.open(sys.argv[1])
+    pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
+    store.conn.execute(f"PRAGMA max_page_count = {pages}")
+    session = LabelingSession(store, "script")
+    for item_id in (1, 2, 3):
+        session.save(item_id, LabelDraft(outcome="tie", note="n " * 5000))
+    print("saved", len(session.pending), flush=True)
+""")
+
+
+def test_a_script_ending_with_labels_only_in_memory_is_told_they_are_lost(project):
+    journal_path(project).mkdir()
+    done = subprocess.run([sys.executable, "-c", _LOSING, str(project)], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["saved", "3"], done.stderr
+    assert "3 labels were never stored and are lost" in done.stderr, done.stderr

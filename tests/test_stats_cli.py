@@ -15,6 +15,7 @@ from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling.session import LabelingSession
 from pairscope.app.records import Item, Label, LabelDraft, Reference, Response
 from pairscope.app.stats.data import BOTH_BAD, TIE, load_stats_data
+from pairscope.app.stats.plots import FIGURES
 from pairscope.app.store import Store
 
 
@@ -203,3 +204,61 @@ def test_stats_take_the_current_label_as_the_store_defines_it(store):
     data = load_stats_data(store)
     assert data.labels["dora"].tolist() == [1.0] == [store.current_labels("dora")[item_id].preferred]
     assert "eve" not in data.labels  # cleared: no current label
+
+
+def test_report_text_is_literal_whatever_the_dataset_names(tmp_path, capsys):
+    """``$\\undefinedmacro$`` in a category or an annotator's name was parsed as mathtext:
+    ``stats --report`` exit 1 and a half-written report folder."""
+    path = tmp_path / "tex.pairscope"
+    hostile = ["$\\undefinedmacro$", "$x^$", "cost $5 and $6", "a\\$b", "```"]
+    with Store.create(path) as store:
+        store.add_items(
+            [
+                Item(
+                    ext_id=f"t{n}",
+                    prompt="Which?",
+                    category=hostile[n % len(hostile)],
+                    responses=(Response(0, "GOOD"), Response(1, "BAD")),
+                    reference=Reference(ranking=(0, 1)),
+                )
+                for n in range(10)
+            ]
+        )
+        ids = [s.id for s in store.item_summaries(0, 100)]
+        for name in ("$\\frac$", "$bob$"):
+            session = LabelingSession(store, name)
+            for item_id in ids:
+                session.save(item_id, LabelDraft(preferred_position=session.order(item_id).index(0) + 1))
+        JudgeSession(store, FakeBackend(), JudgeConfig(k=1)).judge(ids)
+    folder = tmp_path / "report"
+    assert main(["stats", "--db", str(path), "--report", str(folder), "--bootstrap", "10"]) == 0, capsys.readouterr()
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["report.md", "stats.json", *(f"{name}.png" for name in FIGURES)]
+    )
+    from matplotlib.text import Text
+
+    for draw in FIGURES.values():
+        figure = draw(json.loads((folder / "stats.json").read_text()))
+        figure.canvas.draw()  # ticks are made while drawing
+        for text in figure.findobj(Text):
+            shown = text.get_text()
+            assert not text._preprocess_math(shown)[1], shown  # never mathtext
+    markdown = (folder / "report.md").read_text()
+    fences = [line for line in markdown.splitlines() if line.startswith("```")]
+    assert len(set(fences)) == 1 and fences[0] != "```", fences  # a fence the data cannot close
+
+
+def test_a_figure_that_cannot_be_drawn_leaves_no_half_written_report(project, tmp_path, monkeypatch):
+    from pairscope.app.stats import plots
+
+    def broken(report):
+        raise RuntimeError("cannot draw")
+
+    monkeypatch.setitem(plots.FIGURES, "k_curve", broken)
+    folder = tmp_path / "report"
+    with pytest.raises(RuntimeError):
+        from pairscope.app.stats.report import compute_stats, write_report
+
+        with Store.open(project, readonly=True) as store:
+            write_report(compute_stats(store, None, bootstrap=5), folder)
+    assert not folder.exists() or list(folder.iterdir()) == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,6 +28,10 @@ from PySide6.QtWidgets import (
 )
 
 from .plain_text import TEXT_LIMIT, bounded, plain_label
+from .render_budget import StreamBudget, plan_plain
+
+#: How often streamed text is put in the view (once per frame at most: ~60 per second).
+FLUSH_MS = 16
 
 
 def _plain(text: str = "") -> QLabel:
@@ -93,6 +97,16 @@ class JudgePanel(QWidget):
         self.result.setStyleSheet("font-weight: bold;")
         self.seen = _plain()
         self.seen.setStyleSheet("color: #555; font-size: 9pt;")
+        #: Says what of the rationale the view leaves out (it is bounded: widgets/render_budget.py).
+        self.stream_note = _plain()
+        self.stream_note.setStyleSheet("color: #8a6d00; font-size: 9pt;")
+        self.stream_note.hide()
+        self._budget = StreamBudget()
+        self._pending: list[str] = []
+        self._pending_chars = 0
+        self.flushes = 0  # how many times streamed text was put in the view
+        self._flush_timer = QTimer(self, singleShot=True, interval=FLUSH_MS)
+        self._flush_timer.timeout.connect(self.flush_stream)
 
         model_row = QHBoxLayout()
         model_row.addWidget(self.model, 1)
@@ -126,6 +140,7 @@ class JudgePanel(QWidget):
         layout.addWidget(self.status)
         layout.addWidget(self.result)
         layout.addWidget(self.stream, 1)
+        layout.addWidget(self.stream_note)
         layout.addWidget(self.seen)
         self.backend.currentIndexChanged.connect(lambda _i: self._show_backend_fields())
         self._show_backend_fields()
@@ -172,17 +187,59 @@ class JudgePanel(QWidget):
         self.progress.setVisible(running and batch)
 
     def clear_stream(self) -> None:
+        self._flush_timer.stop()
+        self._pending, self._pending_chars = [], 0
+        self._budget = StreamBudget()
         self.stream.clear()
+        self.stream_note.clear()
+        self.stream_note.hide()
         self.result.clear()
         self.seen.clear()
 
     def append_stream(self, text: str) -> None:
-        """Append generated text as it arrives (plain text: model output is untrusted)."""
-        cursor = self.stream.textCursor()
-        cursor.movePosition(cursor.MoveOperation.End)
-        cursor.insertText(text)
-        self.stream.setTextCursor(cursor)
-        self.stream.ensureCursorVisible()
+        """Append generated text as it arrives (plain text: model output is untrusted), put in
+        the view once per frame and bounded like a response (runs cut, at most ~100,000
+        characters; the note below says how much more there is)."""
+        if self._budget.full:
+            self._budget.dropped += len(text)
+        else:
+            self._pending.append(text)
+            self._pending_chars += len(text)
+            if self._pending_chars > self._budget.limit - self._budget.shown:
+                self.flush_stream()  # more than the view can take waits: cut it down now
+                return
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def flush_stream(self) -> None:
+        """Put the text that arrived since the last frame in the view (one insertion)."""
+        self._flush_timer.stop()
+        text, self._pending, self._pending_chars = "".join(self._pending), [], 0
+        added = self._budget.take(text)
+        if added:
+            self.flushes += 1
+            cursor = self.stream.textCursor()
+            cursor.movePosition(cursor.MoveOperation.End)
+            cursor.insertText(added)
+            self.stream.setTextCursor(cursor)
+            self.stream.ensureCursorVisible()
+        if self._budget.dropped:
+            self._show_note(
+                f"{self._budget.dropped:,} more characters not shown (runs cut, at most"
+                f" {self._budget.limit:,} shown); the stored output keeps them all."
+            )
+
+    def show_text(self, text: str) -> None:
+        """Show a stored rationale from its start, bounded as the stream is."""
+        self.clear_stream()
+        plan = plan_plain(text)
+        self.stream.setPlainText(plan.text)
+        if plan.cut:
+            self._show_note(f"{plan.note} The stored output keeps it all.")
+
+    def _show_note(self, text: str) -> None:
+        self.stream_note.setText(text)
+        self.stream_note.show()
 
     def set_progress(self, done: int, total: int, eta_s: float | None) -> None:
         self.progress.setRange(0, max(total, 1))

@@ -143,6 +143,86 @@ def plan_steps(steps: Sequence[str], full: bool = False) -> tuple[list[str], Ren
     return shown, RenderPlan("", False, bool(notes), _sentence(notes))
 
 
+def plan_plain(text: str, limit: int = TOTAL_LIMIT) -> RenderPlan:
+    """A plain-text view of untrusted text (a judge's rationale, a note): runs cut at
+    :data:`RUN_LIMIT` and at most about ``limit`` characters, with a note saying so."""
+    shown, runs, covered = _bounded(text, limit)
+    notes = []
+    if covered < len(text):
+        notes.append(f"Showing the first {covered:,} of {len(text):,} characters")
+    if runs:
+        notes.append(f"Cut {_n(runs, 'unbroken run')} longer than {RUN_LIMIT:,} characters")
+    return RenderPlan(shown, False, bool(notes), _sentence(notes))
+
+
+def excerpt(text: str, span: tuple[int, int] | None, limit: int = TOTAL_LIMIT) -> tuple[str, tuple[int, int] | None]:
+    """``text`` bounded like :func:`plan_plain` with the deciding ``span`` kept in view: the
+    start of the text, ``… (N characters not shown) …``, the span, then the start of what
+    follows it. Returns the shown text and where the span is in it."""
+    if span is None:
+        plan = plan_plain(text, limit)
+        return plan.text + (f" … ({plan.note})" if plan.cut else ""), None
+    start, end = max(0, min(span[0], len(text))), max(0, min(span[1], len(text)))
+    deciding, runs, covered = _bounded(text[start:end], max(RUN_LIMIT, limit // 4))
+    if covered < end - start:
+        deciding += f" … ({end - start - covered:,} more characters)"
+    after, _, after_covered = _bounded(text[end:], max(RUN_LIMIT, limit // 8))
+    if after_covered < len(text) - end:
+        after += f" … ({len(text) - end - after_covered:,} more characters not shown)"
+    before, _, before_covered = _bounded(text[:start], max(0, limit - len(deciding) - len(after)))
+    if before_covered < start:
+        before += f" … ({start - before_covered:,} characters not shown) … "
+    return before + deciding + after, (len(before), len(before) + len(deciding))
+
+
+class StreamBudget:
+    """What text streamed into a plain view may add, piece by piece: unbroken runs cut at
+    :data:`RUN_LIMIT`, at most ``limit`` characters in all; ``dropped`` counts the rest."""
+
+    def __init__(self, limit: int = TOTAL_LIMIT):
+        self.limit = limit
+        self.shown = self.dropped = 0
+        self._run = 0  # characters of the unbroken run the view ends with
+
+    @property
+    def full(self) -> bool:
+        return self.shown >= self.limit
+
+    def take(self, text: str) -> str:
+        """The part of ``text`` to append (``""`` once full); one pass over it."""
+        out: list[str] = []
+        pos, n = 0, len(text)
+        while pos < n:
+            if self.shown >= self.limit:
+                self.dropped += n - pos
+                break
+            brk = _BREAK.search(text, pos)
+            run_end = brk.start() if brk else n
+            length, allowed = run_end - pos, max(0, RUN_LIMIT - self._run)
+            keep = min(length, allowed, self.limit - self.shown)
+            out.append(text[pos : pos + keep])
+            self.shown += keep
+            self.dropped += length - keep
+            if length > allowed and self._run <= RUN_LIMIT:  # this run just passed the limit
+                out.append(_RUN_CUT)
+                self.shown += len(_RUN_CUT)
+                self._run = RUN_LIMIT + 1  # the rest of the run is left out, even in later pieces
+            else:
+                self._run += keep
+            if brk is None:
+                break
+            pos = run_end
+            if self.shown < self.limit:
+                out.append(brk.group())
+                self.shown += 1
+                self._run = 0
+                pos = brk.end()
+        return "".join(out)
+
+
+_RUN_CUT = " … (unbroken run cut)"
+
+
 def word_count(text: str) -> tuple[int, bool]:
     """(words, exact): words counted exactly up to :data:`COUNT_LIMIT` characters, else
     extrapolated from the first :data:`COUNT_LIMIT` (splitting 10 MB costs ~120 ms)."""

@@ -18,11 +18,14 @@ from PySide6.QtWidgets import (
 )
 
 from .plain_text import plain_label, tooltip
+from .render_budget import TOTAL_LIMIT, excerpt, plan_plain
 
 HIGHLIGHT = QColor("#ffe08a")
 #: Background of the right/wrong cell of the per-run table.
 OUTCOME_COLOURS = {"right": QColor("#d6f0d0"), "wrong": QColor("#f7d4d4"), "undecided": QColor("#fff1c2")}
 RUN_COLUMNS = ("Judge", "Verdict", "Votes", "vs dataset")
+#: Longest note of a label shown (notes come from packs and journals too: untrusted).
+NOTE_LIMIT = 2_000
 
 
 class ReviewPanel(QWidget):
@@ -80,7 +83,8 @@ class ReviewPanel(QWidget):
 
     def show_review(self, reference: str, labels: Sequence, verdicts: Sequence, runs: Sequence = ()) -> None:
         """Render the per-run table, the labels, then the verdicts with their deciding sentence
-        highlighted."""
+        highlighted. Bounded like a response (widgets/render_budget.py): the verdicts share
+        :data:`~.render_budget.TOTAL_LIMIT` characters, each keeps its deciding sentence in view."""
         self.show_runs(runs)
         self.text.clear()
         self.highlighted = []
@@ -96,20 +100,22 @@ class ReviewPanel(QWidget):
             cursor.insertText("  none yet\n", plain)
         for line in labels:
             who = f"{line.annotator} (adjudication)" if line.kind == "adjudication" else line.annotator
-            note = f" — {line.note}" if line.note else ""
+            note = f" — {plan_plain(line.note, NOTE_LIMIT).text}" if line.note else ""
             cursor.insertText(f"  {who}: {line.summary or '—'}{note}\n", plain)
         cursor.insertText("\nJudge verdicts\n", bold)
         if not verdicts:
             cursor.insertText("  not judged\n", plain)
+        share = max(2_000, TOTAL_LIMIT // max(1, len(verdicts)))
         for v in verdicts:
             cursor.insertText(f"  run {v.run_id}, sample {v.sample + 1} (shown {v.order}): {v.choice}\n", bold)
-            text = v.text.strip("\n")
-            if v.decisive is not None and v.text:
-                start, end = v.decisive
-                cursor.insertText("    " + v.text[:start], plain)
-                cursor.insertText(v.text[start:end], mark)
-                cursor.insertText(v.text[end:].rstrip("\n") + "\n", plain)
-                self.highlighted.append(v.text[start:end])
+            shown, decisive = excerpt(v.text, v.decisive if v.text else None, share)
+            text = shown.strip("\n")
+            if decisive is not None:
+                start, end = decisive
+                cursor.insertText("    " + shown[:start], plain)
+                cursor.insertText(shown[start:end], mark)
+                cursor.insertText(shown[end:].rstrip("\n") + "\n", plain)
+                self.highlighted.append(shown[start:end])
             else:
                 cursor.insertText(f"    {text}\n" if text else "    (no output)\n", plain)
         self.text.moveCursor(QTextCursor.MoveOperation.Start)

@@ -3,7 +3,8 @@
 ``pairscope [DB] [--annotator NAME]`` opens the window; ``import``, ``info`` and ``demo``
 work without Qt. Exit codes: 0 success, 1 bad input (nothing written), 2 usage error,
 70 an internal error (a bug: one line asks for a report; ``PAIRSCOPE_DEBUG=1`` prints the
-traceback).
+traceback). A reader that closes the output early (``| head -1``) ends the command quietly,
+status 0 (:mod:`.pipes`).
 """
 
 from __future__ import annotations
@@ -15,20 +16,19 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pairscope.models.options import OpenAIOptions, TransformersOptions
 from pairscope.models.parsing import PARSERS
 
 from .. import __version__
-from ..judge.modes import MODES
+from ..judge.modes import MODES, k_problem
 from ..project import NewProject, open_project
-from ..store import SchemaError, Store
-
-if TYPE_CHECKING:
-    from ..records import ImportReport
+from ..store import SchemaError
+from . import team
+from .output import print_import_report as _print_report
+from .output import say_notes as _say_notes
+from .team import add_team_parsers
 
 # The window's start-up path imports none of the formats, the importer or the demo: each
 # command imports what it needs (start-up time is measured in bench/annotation_bench.py).
@@ -47,6 +47,7 @@ SUBCOMMANDS = (
     "export",
     "pack",
     "merge",
+    "copy",
     "schema",
     "ensemble",
     "hard-set",
@@ -74,6 +75,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _k_value(text: str) -> int:
+    """A run's K: a whole number from 1 to ``MAX_K`` (the vote tables are K wide)."""
+    try:
+        value: object = int(text)
+    except ValueError:
+        value = text
+    if why := k_problem(value):
+        raise argparse.ArgumentTypeError(why)
+    return int(text)
+
+
 def _device(text: str) -> str:
     """``auto``, ``cpu``, ``cuda``, ``cuda:N`` or ``mps``."""
     name, _, index = text.partition(":")
@@ -99,6 +111,7 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..curation.export import EXPORT_FORMATS, MANIFEST_PATHS, MEDIA_CHOICES, default_media
     from ..formats import FORMATS
 
     parser = argparse.ArgumentParser(prog="pairscope", description="Verify and curate multimodal preference data.")
@@ -149,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"openai backend: retries on 429/5xx/timeouts/dropped connections (default {openai.retries})",
     )
     p.add_argument("--mode", choices=tuple(MODES), default="pairwise", help="what the judge is asked")
-    p.add_argument("--k", type=int, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
+    p.add_argument("--k", type=_k_value, default=1, help="samples per item, majority-voted (see docs/STATISTICS.md)")
     p.add_argument(
         "--parser",
         choices=PARSERS,
@@ -183,7 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", type=Path, help="JSONL: item, sample, order, and output | choice | scores per line")
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--name", required=True, help="the judge's name (shown as the run's model)")
-    p.add_argument("--k", type=int, help="samples per item the official majority is taken of (default: the most given)")
+    p.add_argument(
+        "--k", type=_k_value, help="samples per item the official majority is taken of (default: the most given)"
+    )
     p.add_argument("--parser", choices=PARSERS, default="lenient", help="parser for 'output' rows")
 
     p = sub.add_parser("reparse", help="read a run's stored raw outputs with another parser, as a new run")
@@ -201,13 +216,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", type=Path, metavar="DIR", help="also write the tables as CSV (docs/RESEARCH_API.md)")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the 95%% CIs")
 
-    p = sub.add_parser("export", help="export a curated set (JSONL + media + manifest.json)")
+    p = sub.add_parser("export", help="export a curated set (JSONL or Parquet + media + manifest.json)")
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument(
         "--format",
         required=True,
-        choices=("vlrewardbench", "trl", "jsonl"),
-        help="vlrewardbench: the benchmark's rows; trl: chosen/rejected; jsonl: every field and label",
+        choices=tuple(EXPORT_FORMATS),
+        help="vlrewardbench: the benchmark's rows; trl: TRL's conversational chosen/rejected rows (trl-plain:"
+        " plain strings); hf: a Hugging Face dataset (Parquet, images embedded, dataset card); jsonl: every"
+        " field and label",
     )
     p.add_argument("--out", type=Path, required=True, help="output folder (must be empty unless --force)")
     p.add_argument(
@@ -226,18 +243,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--collection", help="only this collection")
     p.add_argument("--only", choices=("adjudicated", "agreed"), help="only adjudicated / agreed (2+ annotators) items")
     p.add_argument("--force", action="store_true", help="write into a non-empty folder")
+    p.add_argument(
+        "--media",
+        choices=MEDIA_CHOICES,
+        help="copy: the media files into the export folder; reference: copy nothing, rows name the dataset's own"
+        " paths. A missing file keeps its path either way and is counted once"
+        f" (default: the format's own: {', '.join(f'{n} {default_media(n)}' for n in EXPORT_FORMATS)})",
+    )
+    p.add_argument(
+        "--manifest-paths",
+        choices=MANIFEST_PATHS,
+        default="name",
+        help="name: the manifest names the project by its file name; absolute: by its absolute path",
+    )
 
-    p = sub.add_parser("pack", help="a self-contained project (items + media) for one annotator")
-    p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
-    p.add_argument("--out", type=Path, required=True, help="the packed project file")
-    p.add_argument("--annotator", required=True, help="whose pack it is (their labels go with it)")
-    p.add_argument("--collection", help="only this collection")
-    p.add_argument("--force", action="store_true", help="replace an existing file")
-
-    p = sub.add_parser("merge", help="union the label histories of several projects into OUT")
-    p.add_argument("out", type=Path, help="the project to merge into (created if missing)")
-    p.add_argument("inputs", type=Path, nargs="+", help="annotators' projects")
-    p.add_argument("--allow-unrelated", action="store_true", help="merge projects that share no items")
+    add_team_parsers(sub)  # pack, merge, copy
 
     p = sub.add_parser("schema", help="the project's label schema (error types, discard reasons, strengths, keys)")
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
@@ -273,40 +293,6 @@ def build_gui_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_report(report: ImportReport, db: Path) -> None:
-    from ..formats.messages import shown, shown_path, summarise
-    from ..importer import describe_missing
-
-    out, err = sys.stdout, sys.stderr
-    print(
-        f"{shown_path(report.source)} ({report.format}): {report.added} added, {report.unchanged} unchanged,"
-        f" {report.conflicts} conflicting",
-        file=out,
-    )
-    for category, count in sorted(report.per_category.items())[:50]:
-        print(f"  {shown(category)}: {count}", file=out)
-    if len(report.per_category) > 50:
-        print(f"  … and {len(report.per_category) - 50:,} more categories", file=out)
-    if report.identical_duplicates:
-        print(f"  {report.identical_duplicates} identical duplicates skipped", file=out)
-    if report.renamed:
-        renamed = ", ".join(f"{shown(new)} ({shown(old)})" for new, old in report.renamed[:5])
-        more = f" and {len(report.renamed) - 5} more" if len(report.renamed) > 5 else ""
-        n = len(report.renamed)
-        print(
-            f"  {n} item{'s share' if n != 1 else ' shares'} a dataset id with another item, shown as"
-            f" id#N: {renamed}{more}",
-            file=out,
-        )
-    if report.missing_media:
-        print(f"  missing media: {report.missing_media}", file=out)
-    for line in summarise(report.problems):  # "… and 9,997 more like this"
-        print(f"warning: {line}", file=err)
-    missing = describe_missing(report, db)
-    if missing:
-        print(f"warning: {missing}", file=err)
-
-
 def cmd_import(args) -> int:
     from ..importer import import_file
 
@@ -320,49 +306,10 @@ def cmd_import(args) -> int:
     return 0
 
 
-def _say_notes(store: Store) -> None:
-    """Tell a reading command's user how the project was opened (read-only media, a private
-    copy …) and about labels kept in its journal that are not stored yet."""
-    from ..labeling.pending import unstored_note
-
-    if store.note:
-        print(f"note: {store.note}", file=sys.stderr)
-    if unsaved := unstored_note(store):
-        print(f"warning: {unsaved}", file=sys.stderr)
-
-
 def cmd_info(args) -> int:
-    from ..judge.runs import run_choices
+    from .output import run_info
 
-    with open_project(args.db, readonly=True) as store:
-        _say_notes(store)
-        info = store.info()
-        missing = store.missing_media()
-        runs = run_choices(store)
-    if args.json:
-        data = asdict(info)
-        data["runs"] = [run.as_dict() for run in runs]
-        data["missing_media_items"] = [{"item": i, "ref": r, "problem": p} for i, r, p in missing]
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-        return 0
-    print(f"project: {args.db}")
-    print(
-        f"items: {info.items}  responses: {info.responses}  labels: {info.labels}"
-        f"  annotators: {info.annotators}  judge runs: {info.judge_runs}"
-    )
-    for category, count in info.categories.items():
-        print(f"  {category}: {count}")
-    if runs:
-        print("judge runs (stats --run N, the window's run picker):")
-    for run in runs:
-        print(f"  {run.label()}")
-    print(f"missing media: {info.missing_media}")
-    shown = missing if args.missing else missing[:20]
-    for item, ref, problem in shown:
-        print(f"  item {item}: {ref}: {problem}")
-    if len(missing) > len(shown):
-        print(f"  … and {len(missing) - len(shown)} more (pairscope info --db {args.db} --missing lists all)")
-    return 0
+    return run_info(args)
 
 
 def cmd_demo(args) -> int:
@@ -441,6 +388,8 @@ def cmd_export(args) -> int:
                 collection=args.collection,
                 only=args.only,
                 force=args.force,
+                media=args.media,
+                manifest_paths=args.manifest_paths,
             )
         except FileExistsError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -449,6 +398,7 @@ def cmd_export(args) -> int:
     print(f"preference: {result.source_description}")
     print(f"exported {result.n_items} {items} to {result.out_dir} ({result.format}); manifest: {result.manifest_path}")
     print(f"  per preference source: {result.sources_text()}")
+    print(f"  {result.media_summary}")  # missing media counted once, never one line per item
     if result.skipped:
         print(f"skipped {len(result.skipped)}:")
     for line in result.skip_lines():  # every reason with its items (all of them in the manifest)
@@ -461,36 +411,15 @@ def cmd_export(args) -> int:
 
 
 def cmd_pack(args) -> int:
-    from ..curation.teamwork import pack_project
-    from ..labeling.pending import journal_path, replay_pending
-
-    with open_project(args.db) as store:
-        if stored := replay_pending(store):  # labels a failed save left in the journal go with the pack
-            print(f"saved {stored} label{'s' if stored != 1 else ''} kept in {journal_path(args.db)}", file=sys.stderr)
-        _say_notes(store)
-        result = pack_project(store, args.out, args.annotator, collection=args.collection, force=args.force)
-    print(
-        f"packed {result.items} items, {result.labels} labels, {result.media_files} media files"
-        f" for {result.annotator}: {result.path}"
-    )
-    return 0
+    return team.run_pack(args)
 
 
 def cmd_merge(args) -> int:
-    from ..curation.teamwork import merge_projects
+    return team.run_merge(args)
 
-    report = merge_projects(args.out, args.inputs, allow_unrelated=args.allow_unrelated)
-    for line in report.inputs:
-        print(
-            f"{line.path}: {line.items_added} items added, {line.labels_added} labels added"
-            f" ({line.labels_present} already there), {line.conflicts} conflicts"
-        )
-    for conflict in report.conflicts:
-        print(f"conflict: {conflict}", file=sys.stderr)
-    for skipped in report.skipped:
-        print(f"skipped: {skipped}", file=sys.stderr)
-    print(f"merged into {report.out}: {report.labels_added} labels added")
-    return 0
+
+def cmd_copy(args) -> int:
+    return team.run_copy(args)
 
 
 def cmd_schema(args) -> int:
@@ -522,6 +451,7 @@ COMMANDS = {
     "export": cmd_export,
     "pack": cmd_pack,
     "merge": cmd_merge,
+    "copy": cmd_copy,
     "schema": cmd_schema,
     "ensemble": cmd_ensemble,
     "hard-set": cmd_hard_set,
@@ -529,6 +459,22 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a closed standard output (``| head -1``) ends it quietly, status 0."""
+    from .pipes import output_closed, silence_closed_output
+
+    try:
+        try:
+            return _main(argv)
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not as "Exception ignored" at exit
+    except BrokenPipeError:
+        if not output_closed():
+            raise
+        silence_closed_output()
+        return 0
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
         gui_args = build_gui_parser().parse_args(argv)
@@ -546,6 +492,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except argparse.ArgumentTypeError as exc:
         parser.error(_bounded(exc))
+    except BrokenPipeError as exc:
+        from .pipes import output_closed
+
+        if output_closed():  # the reader went away (main ends quietly)
+            raise
+        print(f"error: {_bounded(exc)}", file=sys.stderr)
+        return 1
     except FormatError as exc:  # its message is bounded: file:line problems, summarised
         print(f"error: nothing imported. {exc}", file=sys.stderr)
         return 1

@@ -11,13 +11,25 @@ from ..project import open_project
 
 def run_schema_command(args) -> int:
     """Run ``args.schema_action`` (show, set or export); the exit status."""
-    from ..labeling.schema import DEFAULT_SCHEMA, load_schema, to_toml
+    from ..labeling.schema import (
+        DEFAULT_SCHEMA,
+        MAX_NOTE,
+        LabelSchemaError,
+        label_schema_problems,
+        load_guidelines,
+        load_schema,
+        to_toml,
+    )
     from ..labeling.session import project_label_schema
     from ..store.label_schemas import add_label_schema, label_schema_rows, labels_per_schema_version
 
     if args.schema_action == "set":
         schema = load_schema(args.file)
-        guidelines = schema.guidelines if args.guidelines is None else args.guidelines.read_text(encoding="utf-8")
+        guidelines = schema.guidelines if args.guidelines is None else load_guidelines(args.guidelines)
+        if len(args.note) > MAX_NOTE:
+            raise LabelSchemaError([f"--note is longer than {MAX_NOTE:,} characters"])
+        if problems := label_schema_problems(schema.to_json(), guidelines):  # what merge checks too
+            raise LabelSchemaError(problems)
         builtin = (DEFAULT_SCHEMA.to_json(), DEFAULT_SCHEMA.guidelines)
         with open_project(args.db) as store:
             note = args.note or f"from {args.file.name}"

@@ -15,15 +15,14 @@ over 255 bytes, a path over 4,096, a NUL).
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from .. import json_guard
+from ..json_guard import INT_MAX, INT_MIN, MAX_DEPTH, JSONProblem
 from ..records import ImportProblem, Item, MediaKind, MediaRef
 from . import media_refs
 from .messages import problem, shown, shown_path, summarise
@@ -33,13 +32,6 @@ MAX_PROBLEMS = 50
 
 #: What :meth:`RowReader.find` returns as the value of a field the row does not have.
 MISSING = object()
-
-#: Deepest nesting of arrays and objects a row may have. Real rows nest a few levels; the
-#: project's JSON writer (orjson) stops at 255 levels and Python's ``json`` near 1,000.
-MAX_DEPTH = 100
-
-#: The integers a project's JSON columns hold (orjson: signed and unsigned 64-bit).
-INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -216,61 +208,12 @@ def _lookup(row: Any, dotted: str) -> tuple[bool, Any]:
     return True, node
 
 
-class JSONProblem(ValueError):
-    """A JSON document (one line) that PairScope does not read; ``str()`` says why."""
-
-
 def loads_json(raw: bytes | str) -> Any:
-    """Parse one JSON document: the one JSON decoder every reader uses.
-
-    orjson first (fast); what it refuses but Python's JSON reader accepts (NaN, Infinity,
-    -Infinity, a number too large for a float) is read by ``json``. An integer beyond 64 bits
-    becomes the nearest float either way (orjson's reading; ``inf`` past 1e308). Raises
-    :class:`JSONProblem`, and nothing else, for text that is not UTF-8 or not JSON, nesting
-    deeper than :data:`MAX_DEPTH` and a lone surrogate (see :func:`value_problem`).
-    """
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        value = _loads_slowly(raw)
-        why = value_problem(value)
-    else:  # orjson yields valid text and 64-bit integers (floats beyond): only the nesting can be too deep
-        brackets = raw.count(b"[") + raw.count(b"{") if isinstance(raw, bytes) else raw.count("[") + raw.count("{")
-        why = value_problem(value) if brackets > MAX_DEPTH else None
-    if why is not None:
-        raise JSONProblem(why)
-    return value
-
-
-def _loads_slowly(raw: bytes | str) -> Any:
-    if isinstance(raw, bytes):
-        if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
-            raise JSONProblem("the file is UTF-16 (it starts with a UTF-16 byte-order mark); PairScope reads UTF-8")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise JSONProblem(f"not valid UTF-8 ({exc.reason} at byte {exc.start + 1:,})") from None
-    else:
-        text = raw
-    if text.startswith("\ufeff"):
-        raise JSONProblem("a byte-order mark (U+FEFF) starts this line; only the file's first line may have one")
-    try:
-        return json.loads(text, parse_int=_int64)
-    except RecursionError:
-        raise JSONProblem(f"nested deeper than {MAX_DEPTH} levels") from None
-    except json.JSONDecodeError as exc:
-        # json's own wording ends some messages with "at" ("Unterminated string starting at")
-        raise JSONProblem(f"not valid JSON: {exc.msg.removesuffix(' at')} at column {exc.colno:,}") from None
-
-
-def _int64(digits: str) -> int | float:
-    """An integer as orjson reads it: beyond 64 bits, the nearest float (never ``int()`` of
-    thousands of digits, which Python refuses past 4,300)."""
-    if len(digits) <= 20:
-        number = int(digits)
-        if INT_MIN <= number <= INT_MAX:
-            return number
-    return float(digits)
+    """Parse one JSON row: the one decoder (:func:`pairscope.app.json_guard.loads_json`) with
+    what a project cannot store refused too. Raises :class:`JSONProblem`, and nothing else, for
+    text that is not UTF-8 or not JSON, nesting deeper than :data:`MAX_DEPTH` and a lone
+    surrogate (see :func:`value_problem`)."""
+    return json_guard.loads_json(raw, value_problem)
 
 
 _PLAIN = (str, bool, int, float, type(None))

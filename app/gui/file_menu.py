@@ -1,5 +1,11 @@
-"""The File menu: open a project (or a recent one), import a dataset into this one, switch
-annotator, quit. Menus get mnemonics (Alt+F opens File).
+"""The File menu: open a project (or a recent one), import a dataset into this one, save a
+copy of it, switch annotator, quit. Menus get mnemonics (Alt+F opens File).
+
+Save a copy… copies through SQLite's backup API (``curation.project_copy``): the copy holds
+every label saved so far although the window has the project open. The menu also keeps the
+project's file whole while the window is idle: a few seconds after the last save, the WAL is
+checkpointed into the file (never waiting for another program), so even a plain ``cp`` of the
+file made then misses nothing; closing the store checkpoints it too.
 
 Opening a project or switching annotator opens a new window on it and closes this one; a
 folder or a file that is not a project is refused in a dialog, never with a traceback.
@@ -11,12 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMenuBar, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
 
+from ..labeling.keymap import FILE_KEYS, FILE_MENU, mnemonics
 from ..project import open_project
 from ..store import SchemaError, Store
 from .tasks import BackgroundOp
@@ -25,9 +32,12 @@ if TYPE_CHECKING:
     from ..records import ImportReport
     from .controller import AnnotationController
 
+_FILE_KEYS = {s.action: s.keys[0] for s in FILE_KEYS}  # the keymap's table: a schema's check knows them
 RECENT_KEY = "project/recent"
 RECENT_MAX = 8
 PROJECT_FILTER = "PairScope projects (*.pairscope);;All files (*)"
+#: How long after the last save the idle window checkpoints the project's WAL into its file.
+IDLE_CHECKPOINT_MS = 3000
 DATASET_FILTER = "Datasets (*.jsonl *.json *.parquet);;All files (*)"
 
 
@@ -86,21 +96,15 @@ def import_problems(report: ImportReport) -> str:
 
 
 def add_mnemonics(bar: QMenuBar) -> None:
-    """Give every menu title without one an Alt+letter mnemonic (the first free letter)."""
-    used: set[str] = set()
-    titles = [action.text() for action in bar.actions()]
-    for title in titles:
-        if "&" in title:
-            used.add(title[title.index("&") + 1].lower())
+    """Give every menu title without one an Alt+letter mnemonic, as the keymap's table says
+    (``keymap.mnemonics``: the first free letter; a label schema's keys leave them free)."""
+    letters = mnemonics(action.text() for action in bar.actions())
     for action in bar.actions():
         title = action.text()
-        if "&" in title or not title:
+        if "&" in title or title not in letters:
             continue
-        for i, char in enumerate(title):
-            if char.isalpha() and char.lower() not in used:
-                used.add(char.lower())
-                action.setText(f"{title[:i]}&{title[i:]}")
-                break
+        i = title.upper().index(letters[title])
+        action.setText(f"{title[:i]}&{title[i:]}")
 
 
 #: Makes the window that replaces this one: (the project's store, the annotator) → that window.
@@ -127,24 +131,39 @@ class FileMenu:
         self.successor: QMainWindow | None = None
         self.import_result: QMessageBox | None = None
         bar = window.menuBar()
-        self.menu = QMenu("&File", window)
+        self.menu = QMenu(FILE_MENU, window)
         first = bar.actions()[0] if bar.actions() else None
         if first is not None:
             bar.insertMenu(first, self.menu)
         else:
             bar.addMenu(self.menu)
-        self.actions = {
-            "open_project": self._action("&Open project…", self.choose_project, QKeySequence.StandardKey.Open)
-        }
+        self.actions = {"open_project": self._action("&Open project…", self.choose_project, _FILE_KEYS["open_project"])}
         self.recent = self.menu.addMenu("Open &recent")
         self.recent.aboutToShow.connect(self._fill_recent)
         self.menu.addSeparator()
-        self.actions["import_dataset"] = self._action("&Import a dataset…", self.import_dataset, "Ctrl+Shift+I")
+        self.actions["import_dataset"] = self._action(
+            "&Import a dataset…", self.import_dataset, _FILE_KEYS["import_dataset"]
+        )
+        self.actions["save_copy"] = self._action("Save a &copy…", self.save_copy)
         self.actions["switch_annotator"] = self._action("Switch &annotator…", self.switch_annotator)
         self.menu.addSeparator()
-        self.actions["quit"] = self._action("&Quit", window.close, "Ctrl+Q")
+        self.actions["quit"] = self._action("&Quit", window.close, _FILE_KEYS["quit"])
         add_mnemonics(bar)
         remember_project(settings, controller.path)
+        self.copy_result: QMessageBox | None = None
+        self.idle = QTimer(window, singleShot=True, interval=IDLE_CHECKPOINT_MS)
+        self.idle.timeout.connect(self.checkpoint)
+        controller.saved.connect(lambda _row: self.idle.start())
+
+    def checkpoint(self) -> None:
+        """Move the saved labels from the WAL into the project file (never waits; a failure is
+        no one's business: SQLite checkpoints again later). A closed window's store is closed."""
+        if not self.window.isVisible():
+            return
+        try:
+            self.controller.store.checkpoint()
+        except (OSError, SchemaError):
+            pass
 
     def _action(self, text: str, slot, keys: QKeySequence | QKeySequence.StandardKey | str | None = None) -> QAction:
         act = QAction(text, self.window)
@@ -180,7 +199,10 @@ class FileMenu:
         successor.resize(window.size())
         successor.show()
         self.successor = successor
-        window.close()
+        if not window.close():  # kept open: labels only in memory (app/gui/quit_guard.py)
+            successor.close()
+            self.successor = None
+            return None
         return successor
 
     def choose_project(self) -> None:
@@ -189,6 +211,44 @@ class FileMenu:
         )
         if path:
             self.open_project(Path(path), self.controller.annotator)
+
+    def save_copy(self, path: Path | None = None) -> BackgroundOp | None:
+        """Copy the project, every saved label in it, to a file the user names (on the
+        background executor); the result, or why it failed, in a dialog."""
+        from ..curation.project_copy import copy_project
+
+        window, store = self.window, self.controller.store
+        if path is None:
+            start = str(store.path.with_name(f"{store.path.stem} copy{store.path.suffix}"))
+            chosen, _ = QFileDialog.getSaveFileName(window, "Save a copy of the project", start, PROJECT_FILTER)
+            if not chosen:
+                return None
+            path = Path(chosen)  # the dialog asked before replacing a file
+        self._flush()  # the label being edited is saved first
+        pending = self.controller.pending_count
+        target = path
+
+        def say(icon: QMessageBox.Icon, text: str) -> None:
+            self.copy_result = QMessageBox(icon, "Save a copy", inert_html(text), parent=window)
+            self.copy_result.open()
+
+        def done(result) -> None:
+            text = result.message()
+            if pending:
+                text += f"; {pending} label{'s' if pending != 1 else ''} not yet saved are not in it"
+            say(QMessageBox.Icon.Information, text)
+
+        def failed(exc: BaseException) -> None:
+            say(QMessageBox.Icon.Critical, str(exc))
+
+        op = (
+            BackgroundOp(window, lambda task: copy_project(store, target, force=True), title="Save a copy")
+            .with_progress(f"Copying to {target.name}…")
+            .success(done)
+            .failure(failed)
+        )
+        op.run()
+        return op
 
     def switch_annotator(self) -> None:
         name, ok = QInputDialog.getText(

@@ -10,7 +10,6 @@ import json
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, Signal
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from pairscope.models.options import OpenAIOptions
@@ -134,9 +133,7 @@ class JudgeDock(QDockWidget):
         view = judge_item_view(controller.store, current.item, current.order, controller.annotator, controller.run_id)
         live = self.worker.busy and self._live_item == current.item_id
         if not live:
-            self.panel.clear_stream()
-            self.panel.append_stream(view.rationale)
-            self.panel.stream.moveCursor(QTextCursor.MoveOperation.Start)
+            self.panel.show_text(view.rationale)  # bounded (widgets/render_budget.py), from its start
         self.panel.show_result(view.summary, view.seen)
         if view.frames:
             self.media.set_highlighted_frames(list(view.frames), "seen by the judge")

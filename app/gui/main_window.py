@@ -41,6 +41,7 @@ from .controller import AnnotationController
 from .file_menu import FileMenu
 from .focus import KeyboardHome
 from .media_loader import LoadedMedia
+from .quit_guard import QuitGuard
 from .tasks import BackgroundOp, TaskManager
 
 if TYPE_CHECKING:
@@ -158,6 +159,7 @@ class MainWindow(QMainWindow):
             refresh_items=self.refresh_items,
             make_window=lambda store, annotator: MainWindow(AnnotationController(store, annotator), settings),
         )
+        self.quit_guard = QuitGuard(self, controller)  # asks before labels only in memory are lost
 
         self.choose_run(self._remembered_run(), remember=False)
         self._restore_state()
@@ -526,6 +528,9 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
         self.panel.flush()
+        if not self.quit_guard.may_close():
+            event.ignore()
+            return
         self.media.clear()
         if self._judge is not None:
             self._judge.shutdown()

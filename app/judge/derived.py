@@ -18,7 +18,7 @@ from pairscope.models.parsing import PARSERS, pairwise_parser, rationale
 from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
 from .confidence import sample_confidence
-from .modes import get_mode
+from .modes import MAX_K, get_mode, k_problem
 from .results import record_verdicts
 
 MAX_PROBLEMS = 20
@@ -38,7 +38,10 @@ def reparse(store: Store, run_id: int, parser: str) -> RunRecord:
     read with the ``parser`` profile; failed samples stay failed."""
     if parser not in PARSERS:
         raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {parser!r}")
-    src = store.run(run_id)
+    try:
+        src = store.run(run_id)
+    except KeyError:
+        raise ValueError(f"no judge run {run_id} in {store.path} (pairscope info lists its runs)") from None
     mode = get_mode(src.mode)
     with store.transaction():
         new = store.create_run(
@@ -91,6 +94,8 @@ def import_verdicts(
     checked first; any problem raises :class:`VerdictFileError` and nothing is written."""
     if parser not in PARSERS:
         raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {parser!r}")
+    if k is not None and (why := k_problem(k)):
+        raise ValueError(f"k {why}")
     path = Path(path)
     data = path.read_bytes()
     problems: list[str] = []
@@ -124,8 +129,12 @@ def import_verdicts(
             continue
         n = store.items_n_responses([item_id])[item_id]
         sample = row.get("sample", 0)
-        if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
-            problems.append(f"{where} [{_show(ext)}]: 'sample' must be a whole number ≥ 0, got {_show(sample)}")
+        if not isinstance(sample, int) or isinstance(sample, bool) or not 0 <= sample < MAX_K:
+            # the vote table is as wide as the largest sample: one row could take all memory
+            problems.append(
+                f"{where} [{_show(ext)}]: 'sample' must be a whole number 0–{MAX_K - 1}"
+                f" (a run votes at most {MAX_K} samples per item), got {_show(sample)}"
+            )
             continue
         if (item_id, sample) in seen:
             problems.append(f"{where} [{_show(ext)}]: sample {sample} already given on line {seen[item_id, sample]}")

@@ -76,6 +76,18 @@ def _fit(a: np.ndarray, width: int, fill: bool | float) -> np.ndarray:
     return np.concatenate([a, np.full((a.shape[0], width - a.shape[1]), fill, dtype=a.dtype)], axis=1)
 
 
+#: The most samples per item a run takes (``--k``, an imported file's ``sample`` indices): the
+#: vote tables are items × K wide (VL-RewardBench votes K = 1..9).
+MAX_K = 100
+
+
+def k_problem(k: object) -> str | None:
+    """Why ``k`` is no run's K, or ``None``."""
+    if isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_K:
+        return None
+    return f"must be a whole number from 1 to {MAX_K}, got {k}"
+
+
 #: ``(sample index, order shown)`` for each sample an item gets.
 Plan = list[tuple[int, tuple[int, ...]]]
 #: Names a response (by index) as the reviewer sees it.

@@ -24,7 +24,7 @@ from ..media import MediaError, open_image, sample_frames
 from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
 from .confidence import sample_confidence
-from .modes import MODES, get_mode
+from .modes import MODES, get_mode, k_problem
 from .results import clear_failed, record_verdicts
 
 IMAGE_MAX_SIZE = (2048, 2048)
@@ -52,8 +52,10 @@ class JudgeConfig:
         get_mode(self.mode)
         if self.parser not in PARSERS:
             raise ValueError(f"parser must be one of {', '.join(PARSERS)}, got {self.parser!r}")
-        if self.k < 1 or self.frames < 1 or self.batch_size < 1:
-            raise ValueError("k, frames and batch size must be at least 1")
+        if why := k_problem(self.k):
+            raise ValueError(f"k {why}")
+        if self.frames < 1 or self.batch_size < 1:
+            raise ValueError("frames and batch size must be at least 1")
 
 
 def sample_orders(ext_id: str, n: int, k: int, both_orders: bool, seed: int) -> list[tuple[int, tuple[int, ...]]]:

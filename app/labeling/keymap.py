@@ -94,6 +94,69 @@ FIXED_TAIL: tuple[Shortcut, ...] = (
 )
 #: Every shortcut that no label schema can change (a schema's keys must not clash with these).
 FIXED: tuple[Shortcut, ...] = _HEAD + FIXED_TAIL
+#: The File menu (``app/gui/file_menu.py`` binds these): first in the menu bar, ``&F`` its mnemonic.
+FILE_MENU = "&File"
+FILE_KEYS: tuple[Shortcut, ...] = (
+    _S("open_project", ("Ctrl+O",), "Open a project", "File"),
+    _S("import_dataset", ("Ctrl+Shift+I",), "Import a dataset", "File"),
+    _S("quit", ("Ctrl+Q",), "Quit", "File"),
+)
+_MOVES = ("Left", "Right", "Up", "Down", "Home", "End", "PgUp", "PgDown")
+#: What the window's text fields, lists and tables do with keys (Qt's standard bindings for
+#: copying, deleting, moving and selecting): never a schema's, or typing a note breaks.
+EDITING_KEYS: tuple[Shortcut, ...] = (
+    _S("copy", ("Ctrl+C", "Ctrl+Ins"), "Copy", "Editing text"),
+    _S("cut", ("Ctrl+X", "Shift+Del"), "Cut", "Editing text"),
+    _S("paste", ("Ctrl+V", "Shift+Ins"), "Paste", "Editing text"),
+    _S("select_all", ("Ctrl+A",), "Select all", "Editing text"),
+    _S("undo_typing", ("Alt+Backspace", "Alt+Shift+Backspace"), "Undo or redo typing", "Editing text"),
+    _S("delete", ("Backspace", "Del", "Shift+Backspace", "Ctrl+Del", "Ctrl+K", "Ctrl+U"), "Delete", "Editing text"),
+    _S("move", (*_MOVES, *(f"Ctrl+{k}" for k in _MOVES), *(f"Meta+{k}" for k in _MOVES)), "Move", "Editing text"),
+    _S("select", (*(f"Shift+{k}" for k in _MOVES), *(f"Ctrl+Shift+{k}" for k in _MOVES)), "Select", "Editing text"),
+    _S(
+        "edit",
+        ("Esc", "Return", "Enter", "Tab", "Shift+Tab", "Shift+Return", "Shift+Enter"),
+        "editing text",
+        "Editing text",
+    ),
+)
+
+
+def menu_mnemonics(keymap: Iterable[Shortcut]) -> dict[str, str]:
+    """Menu title → its Alt+letter mnemonic, for the menus the window builds from ``keymap``:
+    the File menu, then one per section in order, each taking its first free letter."""
+    titles = (FILE_MENU, *dict.fromkeys(s.section for s in keymap))
+    return mnemonics(titles)
+
+
+def mnemonics(titles: Iterable[str]) -> dict[str, str]:
+    """Title → mnemonic letter (upper case): a title's own ``&x``, else its first letter no
+    earlier title has. A title without a free letter gets none."""
+    titles = list(titles)
+    used = {t[t.index("&") + 1].upper() for t in titles if "&" in t[:-1]}
+    out: dict[str, str] = {}
+    for title in titles:
+        if "&" in title[:-1]:
+            out[title] = title[title.index("&") + 1].upper()
+            continue
+        letter = next((c.upper() for c in title if c.isalpha() and c.upper() not in used), None)
+        if letter is not None:
+            used.add(letter)
+            out[title] = letter
+    return out
+
+
+def reserved_shortcuts(keymap: Iterable[Shortcut]) -> tuple[Shortcut, ...]:
+    """Every key the window takes under ``keymap`` besides a schema's own: the fixed keys, the
+    File menu, text editing and the menus' mnemonics (a schema's check refuses them all)."""
+    keymap = tuple(keymap)
+    menus = tuple(
+        _S(f"menu_{title}", (f"Alt+{letter}",), f"the {title.replace('&', '')} menu", "Menus")
+        for title, letter in menu_mnemonics(keymap).items()
+    )
+    return FIXED + FILE_KEYS + EDITING_KEYS + menus
+
+
 #: The sections a label schema fills: (cheat-sheet section, action-name prefix of its entries).
 SCHEMA_SECTIONS = {
     "strengths": ("Strength", "strength_"),

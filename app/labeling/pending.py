@@ -9,25 +9,33 @@ the next save, on a retry, and at the next start (:func:`replay_pending`); a lab
 is already stored is skipped, and the journal is removed once every entry has landed.
 
 A label that can never be stored (its item is not in this project: the journal outlived its
-project) is set aside in ``<project>.pending.rejected.jsonl`` and reported, so it neither
-blocks the labels behind it nor lands on another item.
+project; its time is not an ISO-8601 time, or is in the future — a flipped byte in ``2026``
+would make it the current label for ever) is set aside in ``<project>.pending.rejected.jsonl``
+and reported, so it neither blocks the labels behind it nor lands on another item; a label
+set aside is never current, not even while pending.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
 import os
+import sys
+import time
+import weakref
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
 from ..durable import copy_file, fsync_dir, is_disk_full, is_read_only
+from ..json_guard import loads_json
 from ..records import ErrorTag, Label
 from ..store import ReadOnlyError, Store, StoreBusy, StoreConflict, StoreError, StoreIOError
 from ..store.busy import waiting_at_most
+from ..store.clock import time_problem
 
 try:  # POSIX: appends and tidying by several processes take turns
     import fcntl
@@ -38,6 +46,8 @@ log = logging.getLogger(__name__)
 
 JOURNAL_SUFFIX = ".pending.jsonl"
 REJECTED_SUFFIX = ".pending.rejected.jsonl"
+#: How long a journal waits for another process's lock on it (the store's busy timeout).
+JOURNAL_WAIT_S = 5.0
 
 #: Why a save did not land, as the banner says it.
 REASONS = {
@@ -111,9 +121,27 @@ def _from_json(entry: dict) -> tuple[Label, str | None]:
         uuid=entry["uuid"],
         created_at=entry["created_at"],
     )
-    if not label.uuid or not label.created_at:
+    if not isinstance(label.uuid, str) or not label.uuid or not label.created_at:
         raise ValueError("a pending label has its uuid and creation time")
     return label, entry.get("ext_id")
+
+
+class JournalLocked(OSError):
+    """Another process held the journal's lock past :data:`JOURNAL_WAIT_S`."""
+
+
+class UnsavedLabels(Exception):
+    """Closing while labels are only in memory (the project and its journal could not be
+    written): ``labels`` are lost when the process ends unless stored or saved elsewhere."""
+
+    def __init__(self, pending: PendingLabels):
+        self.labels = pending.memory_only()
+        self.pending = pending
+        super().__init__(
+            f"{pending.unsaved_text()} Save them with session.pending.save_to(PATH) (a journal file: put beside"
+            f" the project as {pending.journal.path.name}, they are stored at its next start), or retry with"
+            " session.close() once the project can be written."
+        )
 
 
 class Journal:
@@ -162,7 +190,7 @@ class Journal:
             if not raw.strip():
                 continue
             try:
-                out.append(_from_json(json.loads(raw)))
+                out.append(_from_json(loads_json(raw)))  # bounded: deep JSON is one unreadable line
             except (ValueError, KeyError, TypeError) as exc:
                 log.warning("%s:%d: skipped an unreadable entry (%s)", self.path, number, exc)
         return out
@@ -180,10 +208,10 @@ class Journal:
             keep = []
             for raw in fh.read().splitlines():
                 try:
-                    uid = json.loads(raw)["uuid"]
+                    uid = loads_json(raw)["uuid"]
                 except (ValueError, KeyError, TypeError):
                     continue
-                if uid not in uuids:
+                if isinstance(uid, str) and uid not in uuids:
                     keep.append(raw)
             if not keep:
                 self.path.unlink()
@@ -195,13 +223,15 @@ class Journal:
     def _locked(self) -> Iterator[IO[bytes]]:
         """The journal opened for appending and reading, held against other processes.
 
-        A file tidied away (replaced or removed) while this one waited is opened afresh.
+        A file tidied away (replaced or removed) while this one waited is opened afresh. A lock
+        held past :data:`JOURNAL_WAIT_S` raises :class:`JournalLocked` (an ``OSError``).
         """
+        deadline = time.monotonic() + JOURNAL_WAIT_S
         while True:
             fh = open(self.path, "a+b")  # noqa: SIM115 (closed below, after the lock is used)
             try:
                 if fcntl is not None:
-                    fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+                    self._lock(fh, deadline)
                 try:
                     same = os.fstat(fh.fileno()).st_ino == os.stat(self.path).st_ino
                 except FileNotFoundError:
@@ -212,8 +242,39 @@ class Journal:
             finally:
                 fh.close()
 
+    def _lock(self, fh: IO[bytes], deadline: float) -> None:
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise JournalLocked(
+                        f"{self.path} is locked by another process (waited {JOURNAL_WAIT_S:g} s): a PairScope"
+                        " window or command saving labels there, or a process stuck holding it"
+                    ) from None
+                time.sleep(0.02)
+
 
 # -- labels waiting to be stored -----------------------------------------------------------
+
+#: Every PendingLabels alive, for what the process says at exit about labels only in memory.
+_LIVE: weakref.WeakSet[PendingLabels] = weakref.WeakSet()
+
+
+@atexit.register
+def _say_what_is_lost() -> None:
+    for pending in list(_LIVE):
+        if lost := pending.memory_only():
+            those = (
+                "1 label was never stored and is"
+                if len(lost) == 1
+                else f"{len(lost):,} labels were never stored and are"
+            )
+            print(
+                f"pairscope: {those} lost: {pending.unsaved_text()}",
+                file=sys.stderr,
+            )
 
 
 def _stored(store: Store, label: Label) -> bool:
@@ -236,14 +297,28 @@ class PendingLabels:
         except OSError as exc:
             log.error("could not read %s: %s", self.journal.path, exc)
             entries = []
-        self.labels: list[Label] = [label for label, _ext in entries]
         self._ext_ids: dict[str, str | None] = {label.uuid or "": ext for label, ext in entries}
+        self.labels: list[Label] = []
+        untimely: list[tuple[Label, str]] = []
+        for label, _ext in entries:
+            why = time_problem(label.created_at)
+            if why is None:
+                self.labels.append(label)
+            else:
+                untimely.append((label, f"its time {str(label.created_at)[:40]!r} {why}"))
         #: Why the newest attempt failed (``None`` before any failure).
         self.failure: SaveFailure | None = None
         #: Why the journal could not be written: the labels are then only in memory.
         self.journal_error: str | None = None
+        self._memory_only: set[str] = set()  # uuids of pending labels the journal could not take
+        _LIVE.add(self)
         #: Labels that can never be stored here, with why (set aside in the rejected journal).
         self.rejected: list[tuple[Label, str]] = []
+        for label, why in untimely:
+            self._reject(label, why)
+        if untimely:
+            with contextlib.suppress(OSError):
+                self.journal.discard({label.uuid for label, _why in untimely if label.uuid})
         if not entries and self.journal.exists():
             with contextlib.suppress(OSError):
                 self.journal.discard(set())  # only torn or unreadable lines: nothing to keep
@@ -264,7 +339,41 @@ class PendingLabels:
             self.journal.append(label, ext_id)
         except OSError as exc:
             self.journal_error = str(exc)
+            self._memory_only.add(label.uuid)
             log.error("label %s kept in memory only: %s: %s", label.uuid, self.journal.path, exc)
+
+    def memory_only(self) -> list[Label]:
+        """The pending labels the journal could not take: lost when this process ends unless
+        stored, or saved with :meth:`save_to`."""
+        return [label for label in self.labels if label.uuid in self._memory_only]
+
+    def save_to(self, path: str | Path) -> int:
+        """Write every pending label to a journal file at ``path`` (durably, replacing it);
+        put beside the project as ``<project>.pending.jsonl``, its labels are stored at the
+        next start. Returns how many were written."""
+        lines = [
+            json.dumps(_to_json(label, self._ext_ids.get(label.uuid or "")), ensure_ascii=False, sort_keys=True)
+            for label in self.labels
+        ]
+        copy_file("".join(line + "\n" for line in lines).encode("utf-8"), Path(path))
+        self._memory_only.clear()  # they are on disk now, where the user chose
+        return len(lines)
+
+    def forget_memory_only(self) -> None:
+        """The user chose to lose the labels only in memory: nothing more is said about them."""
+        self._memory_only.clear()
+
+    def unsaved_text(self) -> str:
+        """What closing says about the labels only in memory; ``""`` when there are none."""
+        n = len(self.memory_only())
+        if not n:
+            return ""
+        why = self.failure.text if self.failure is not None else "the project could not be written"
+        those = "1 label is" if n == 1 else f"{n:,} labels are"
+        return (
+            f"{those} only in memory: {why}, and the journal {self.journal.path} could not be written either"
+            f" ({self.journal_error})."
+        )
 
     def latest(self, item_id: int, annotator: str, kind: str) -> Label | None:
         """The newest pending label of the item by ``annotator`` (``cleared`` included)."""
@@ -309,6 +418,7 @@ class PendingLabels:
         done = {label.uuid for label in landed}
         done |= {label.uuid for label, _why in self.rejected}
         self.labels = [label for label in self.labels if label.uuid not in done]
+        self._memory_only &= {label.uuid for label in self.labels if label.uuid}
         if not self.labels:
             self.failure = self.journal_error = None
         try:
@@ -380,10 +490,13 @@ def unstored_note(store: Store) -> str | None:
 
 __all__ = [
     "JOURNAL_SUFFIX",
+    "JOURNAL_WAIT_S",
     "REASONS",
     "Journal",
+    "JournalLocked",
     "PendingLabels",
     "SaveFailure",
+    "UnsavedLabels",
     "journal_path",
     "replay_pending",
     "save_failure",

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..json_guard import loads_json
 from ..records import DEFAULT_CHOICES, Choice
-from .keymap import FIXED, Shortcut, keymap_for
+from .keymap import Shortcut, keymap_for, reserved_shortcuts
 
 #: The version of the built-in schema (a project without a stored schema uses it).
 DEFAULT_VERSION = 1
@@ -57,8 +58,11 @@ _MODIFIERS = {"ctrl": "Ctrl", "control": "Ctrl", "alt": "Alt", "shift": "Shift",
 _NAMED_KEYS = {f"F{i}" for i in range(1, 36)} | {"Space", "Home", "End", "PgUp", "PgDown", "Ins", "Del", "Backspace"}
 _NAMED_KEYS |= {"Up", "Down", "Left", "Right", "Esc", "Return", "Enter", "Tab"}
 _KEY_ALIASES = {"escape": "Esc", "delete": "Del", "insert": "Ins", "pageup": "PgUp", "pagedown": "PgDown"}
-#: Keys that end typing in a text field or move between fields: never a schema's.
-_EDITING_KEYS = ("Esc", "Return", "Enter", "Tab")
+#: Largest schema file read (TOML or JSON) and guidelines file, in bytes (UTF-8: at most 4 per character).
+MAX_FILE_BYTES = 4 * MAX_GUIDELINES + 1_000_000
+MAX_GUIDELINES_BYTES = 4 * MAX_GUIDELINES
+#: Longest note kept with a version (``schema set --note``).
+MAX_NOTE = 1_000
 
 
 class LabelSchemaError(ValueError):
@@ -166,14 +170,16 @@ def normalize_key(text: str) -> str | None:
     return "+".join([*sorted(names, key=order.index), key])
 
 
-def _fixed_keys() -> dict[str, str]:
-    """Canonical key → the fixed action's description."""
-    out = {key: "editing text" for key in _EDITING_KEYS}
-    for shortcut in FIXED:
+def _window_keys(sections: dict[str, tuple[Choice, ...]]) -> dict[str, str]:
+    """Canonical key → what the window does with it, under a schema of these sections (its
+    menus, so their mnemonics, follow the schema): ``keymap.reserved_shortcuts``, the window's table."""
+    keymap = keymap_for(sections["strengths"], sections["error_types"], sections["discard_reasons"])
+    out: dict[str, str] = {}
+    for shortcut in reserved_shortcuts(keymap):
         for key in shortcut.keys:
             canonical = normalize_key(key)
             if canonical is not None:
-                out[canonical] = shortcut.description
+                out.setdefault(canonical, shortcut.description)
     return out
 
 
@@ -229,32 +235,79 @@ def parse_schema(text: str, source: str = "<schema>") -> LabelSchema:
 
 
 def load_schema(path: str | Path) -> LabelSchema:
-    """Read a schema file (TOML, or JSON as :meth:`LabelSchema.to_json` writes it)."""
+    """Read a schema file (TOML, or JSON as :meth:`LabelSchema.to_json` writes it), at most
+    :data:`MAX_FILE_BYTES`."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_bounded(path, MAX_FILE_BYTES, f"larger than {MAX_FILE_BYTES:,} bytes: not a label schema file")
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(text)
+            data = loads_json(text)
         except ValueError as exc:
             raise LabelSchemaError([f"{path}:1: not valid JSON: {exc}"]) from exc
         return schema_from_dict(data, _Lines("", str(path)))
     return parse_schema(text, str(path))
 
 
-def schema_from_json(text: str, guidelines: str = "", version: int = DEFAULT_VERSION, note: str = "") -> LabelSchema:
-    """A stored schema (:meth:`LabelSchema.to_json`) read back."""
-    data = json.loads(text)
+def load_guidelines(path: str | Path) -> str:
+    """A Markdown guidelines file (``schema set --guidelines``), refused past its limit."""
+    too_long = f"guidelines longer than {MAX_GUIDELINES:,} characters"
+    text = read_bounded(Path(path), MAX_GUIDELINES_BYTES, too_long)
+    if len(text) > MAX_GUIDELINES:
+        raise LabelSchemaError([f"{path}: {too_long}"])
+    return text
+
+
+def read_bounded(path: Path, limit: int, too_large: str) -> str:
+    """A UTF-8 text file of at most ``limit`` bytes, never read whole beyond it (then
+    :class:`LabelSchemaError` saying ``too_large``)."""
+    with path.open("rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise LabelSchemaError([f"{path}: {too_large}"])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LabelSchemaError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start + 1:,})"]) from None
+
+
+def label_schema_problems(text: object, guidelines: object, version: int = DEFAULT_VERSION) -> list[str]:
+    """Why a schema cannot be stored as ``version`` (its JSON, as ``LabelSchema.to_json`` writes it, and its
+    guidelines), ``[]`` when it can: the one check ``schema set`` and merge make before storing one."""
+    problems: list[str] = []
+    if not isinstance(guidelines, str):
+        problems.append(f"label schema version {version}: guidelines must be text (Markdown)")
+    elif len(guidelines) > MAX_GUIDELINES:
+        problems.append(f"label schema version {version}: guidelines longer than {MAX_GUIDELINES:,} characters")
+    if not isinstance(text, str):
+        return [*problems, f"label schema version {version}: not text"]
+    try:
+        schema_from_json(text, version=version, strict=True)
+    except LabelSchemaError as exc:
+        problems += exc.problems
+    return problems
+
+
+def schema_from_json(
+    text: str, guidelines: str = "", version: int = DEFAULT_VERSION, note: str = "", *, strict: bool = False
+) -> LabelSchema:
+    """A stored schema (:meth:`LabelSchema.to_json`) read back. A key the window now keeps for
+    itself (a schema stored before the check knew it) is dropped, the entry kept; ``strict``
+    refuses it as ``schema set`` does."""
+    try:
+        data = loads_json(text)
+    except ValueError as exc:
+        raise LabelSchemaError([f"label schema version {version}: not valid JSON: {exc}"]) from None
     if not isinstance(data, dict):
         raise LabelSchemaError([f"label schema version {version}: not a JSON object"])
     if data.get("format", FORMAT) != FORMAT:
         raise LabelSchemaError(
             [f"label schema version {version} is in format {data.get('format')!r}; upgrade PairScope to read it"]
         )
-    schema = schema_from_dict(data, _Lines("", f"label schema version {version}"))
+    schema = schema_from_dict(data, _Lines("", f"label schema version {version}"), drop_window_keys=not strict)
     return replace(schema, guidelines=guidelines, version=version, note=note)
 
 
-def schema_from_dict(data: Any, where: _Lines) -> LabelSchema:
+def schema_from_dict(data: Any, where: _Lines, *, drop_window_keys: bool = False) -> LabelSchema:
     problems: list[str] = []
     if not isinstance(data, dict):
         raise LabelSchemaError([f"{where.source}:1: a schema is a table of sections"])
@@ -275,7 +328,7 @@ def schema_from_dict(data: Any, where: _Lines) -> LabelSchema:
             sections[section] = getattr(DEFAULT_SCHEMA, section)
             continue
         sections[section] = _section(data[section], section, where, problems, at)
-    _check_keys(sections, where, problems, at)
+    _check_keys(sections, where, problems, at, drop_window_keys)
     if problems:
         raise LabelSchemaError(problems)
     return LabelSchema(
@@ -352,10 +405,20 @@ def _section(
 
 
 def _check_keys(
-    sections: dict[str, tuple[Choice, ...]], where: _Lines, problems: list[str], at_index: dict[tuple[str, str], int]
+    sections: dict[str, tuple[Choice, ...]],
+    where: _Lines,
+    problems: list[str],
+    at_index: dict[tuple[str, str], int],
+    drop_window_keys: bool = False,
 ) -> None:
-    """Every key is one valid key, used once, and none of the window's fixed keys."""
-    fixed = _fixed_keys()
+    """Every key is one valid key, used once, and none the window uses (``drop_window_keys``:
+    such a key is taken off its entry instead, in ``sections``)."""
+    fixed = _window_keys(sections)
+    if drop_window_keys:
+        for section in SECTIONS:
+            sections[section] = tuple(
+                replace(c, key=None) if c.key and normalize_key(c.key) in fixed else c for c in sections[section]
+            )
     used: dict[str, str] = {}
     for section in SECTIONS:
         for choice in sections[section]:

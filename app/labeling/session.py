@@ -21,7 +21,7 @@ from ..records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from ..store import Store
 from ..store.connection import utc_now
 from ..store.label_schemas import label_schema_row
-from .pending import PendingLabels, save_failure
+from .pending import PendingLabels, UnsavedLabels, save_failure
 from .schema import DEFAULT_SCHEMA, LabelSchema, schema_from_json
 
 #: Appended to a table row's label while it is pending (kept, not yet in the project).
@@ -226,6 +226,24 @@ class LabelingSession:
         """Write the pending labels in order, waiting at most :data:`RETRY_WAIT_MS` for
         another process's write lock; returns those stored now."""
         return self.pending.flush(self.store, RETRY_WAIT_MS)
+
+    def close(self) -> list[Label]:
+        """A last try to store the pending labels. Returns those still not stored but kept in
+        the journal (stored at the next start); raises :class:`~.pending.UnsavedLabels` when
+        some are only in memory (the journal could not be written either), so nothing
+        acknowledged is dropped without a word. The store stays open (it is the caller's)."""
+        if len(self.pending):
+            self.retry_pending()
+        if self.pending.memory_only():
+            raise UnsavedLabels(self.pending)
+        return list(self.pending.labels)
+
+    def __enter__(self) -> LabelingSession:
+        return self
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> None:
+        if exc is None:
+            self.close()
 
     def pending_item_ids(self) -> set[int]:
         """Items whose label by this session is pending."""

@@ -15,6 +15,19 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
+#: Longest dataset text (a category, an annotator's name) a figure shows.
+LABEL_LIMIT = 60
+
+
+def _literal(value: object, limit: int = LABEL_LIMIT) -> str:
+    """Dataset text as a figure shows it: literal (every ``$`` escaped, so matplotlib never
+    reads it as mathtext: ``$\\undefinedmacro$`` would fail the whole report) and cut to ``limit``."""
+    text = str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text.replace("$", r"\$")
+
+
 def _figure(width: float = 6.4, height: float = 3.6) -> tuple[Figure, Axes]:
     from matplotlib.figure import Figure
 
@@ -89,11 +102,11 @@ def category_accuracy(report: dict[str, Any]) -> Figure:
             yerr=_errors(values, cis),
             capsize=3,
             ecolor="#333",
-            label=f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)",
+            label=_literal(f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)", 120),
         )
     ax.set_xticks(
         [i + width * (len(runs) - 1) / 2 for i in range(len(categories))],
-        categories,
+        [_literal(c) for c in categories],
         rotation=20 if len(categories) > 3 else 0,
         ha="right" if len(categories) > 3 else "center",
     )
@@ -138,7 +151,7 @@ def judge_accuracy(report: dict[str, Any]) -> Figure:
         for x, b in zip(xs, blocks):
             ax.text(x, 0.02, f"n={b.get('decided', 0)}", ha="center", va="bottom", fontsize=8, color="white")
     ax.axhline(0.5, color="#999", linewidth=1, linestyle=":")
-    names = [f"run {k}\n{r.get('mode')}, K={r.get('k')}" for k, r in runs.items()]
+    names = [_literal(f"run {k}\n{r.get('mode')}, K={r.get('k')}") for k, r in runs.items()]
     ax.set_xticks(range(len(runs)), names)
     ax.set_xlim(-0.75, len(runs) - 0.25)
     _top_legend(ax, 2)
@@ -159,7 +172,7 @@ def annotator_accuracy(report: dict[str, Any]) -> Figure:
         (("with_ties", "ties counted wrong", "#6a9f58"), ("without_ties", "ties left out", "#b0cfa5"))
     ):
         _bars_with_ci(ax, n, [a[key] for a in accuracy.values()], "accuracy", "ci", color, label)
-    ax.set_xticks(range(len(accuracy)), list(accuracy))
+    ax.set_xticks(range(len(accuracy)), [_literal(name) for name in accuracy])
     ax.set_xlim(-0.75, len(accuracy) - 0.25)
     _top_legend(ax, 2)
     ax.set_ylabel("share matching the reference")
@@ -213,8 +226,8 @@ def kappa_matrix(report: dict[str, Any]) -> Figure:
             if value is not None:
                 matrix[i, j] = value
     image = ax.imshow(matrix, vmin=-1, vmax=1, cmap="RdBu")
-    ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
-    ax.set_yticks(range(len(names)), names)
+    ax.set_xticks(range(len(names)), [_literal(n) for n in names], rotation=45, ha="right")
+    ax.set_yticks(range(len(names)), [_literal(n) for n in names])
     for i in range(len(names)):
         for j in range(len(names)):
             if not np.isnan(matrix[i, j]):

@@ -195,14 +195,23 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
 
 def write_report(report: dict[str, Any], folder: Path) -> Path:
     """Write ``report.md``, ``stats.json`` and one PNG per figure into ``folder``."""
+    import io
+    import re
+
     from .plots import FIGURES
 
+    pngs = {}
+    for name, draw in FIGURES.items():  # every figure drawn before a file is written: never half a report
+        buffer = io.BytesIO()
+        draw(report).savefig(buffer, format="png", dpi=120)
+        pngs[name] = buffer.getvalue()
+    summary = summary_text(report)
+    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", summary)), default=0))  # data cannot close it
+    parts = ["# PairScope statistics", "", fence, summary, fence, ""]
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "stats.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
-    parts = ["# PairScope statistics", "", "```", summary_text(report), "```", ""]
-    for name, draw in FIGURES.items():
-        figure = draw(report)
-        figure.savefig(folder / f"{name}.png", dpi=120)
+    for name, png in pngs.items():
+        (folder / f"{name}.png").write_bytes(png)
         parts += [f"![{name}]({name}.png)", ""]
     path = folder / "report.md"
     path.write_text("\n".join(parts))

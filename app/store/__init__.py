@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .connection import StoreBase, project_media_dir
+from .copies import CopiesMixin
 from .errors import (
     DiskFullError,
     ReadOnlyError,
@@ -29,10 +30,10 @@ from .stats_queries import StatsMixin
 
 
 # Each part subclasses StoreBase and the parts it calls (MergeMixin: ItemsMixin; StatsMixin:
-# JudgeMixin, SnapshotMixin), so it is listed before them. A sqlite3 error leaving any public
-# method is raised as the store's own (errors.py).
+# JudgeMixin, SnapshotMixin; ItemsMixin: MediaStoreMixin), so it is listed before them. A sqlite3
+# error leaving any public method is raised as the store's own (errors.py).
 @translating
-class Store(MergeMixin, ItemsMixin, LabelsMixin, StatsMixin, JudgeMixin, SnapshotMixin, StoreBase):
+class Store(MergeMixin, ItemsMixin, LabelsMixin, StatsMixin, JudgeMixin, SnapshotMixin, CopiesMixin, StoreBase):
     """A PairScope project file. Safe to share between threads (calls are serialized)."""
 
     @classmethod

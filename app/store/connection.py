@@ -43,6 +43,10 @@ IDENTITY_TABLES = frozenset({"schema_migrations", "meta"})
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 #: SQLite's own objects that may appear in any database (autoindexes are matched by prefix).
 SQLITE_TABLES = frozenset({"sqlite_sequence", "sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4"})
+#: Tables PairScope makes only in some files, outside the migrations: a pack's media (media_store.py).
+OPTIONAL_TABLES = frozenset({"pack_media"})
+#: How long closing waits for readers before it gives up checkpointing the WAL (it never fails).
+CLOSE_CHECKPOINT_MS = 200
 WAL_HEADER_BYTES = 32
 
 
@@ -217,6 +221,7 @@ class StoreBase:
             with open(self.path, "rb") as fh:  # a regular file (checked): open() cannot block
                 header = fh.read(100)
             wal_mode = len(header) > 18 and header[18] == 2
+        self._wal_mode = wal_mode  # for an upgraded copy's read (_upgrade)
         if header[:16] != SQLITE_MAGIC:
             raise SchemaError(f"{self.path} is not a PairScope project (not an SQLite file)")
         try:
@@ -284,6 +289,7 @@ class StoreBase:
         Indexes and columns added by hand are accepted (they run no code). A file made by a build
         that shipped an earlier form of its version's migration is PairScope's own too."""
         rows = conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY rowid").fetchall()
+        rows = [r for r in rows if not (r[0] == "table" and r[1] in OPTIONAL_TABLES)]
         first, *earlier = expected_shapes(version)
         if any(self._foreign_and_missing(rows, shape) == ([], []) for shape in earlier):
             return
@@ -411,14 +417,31 @@ class StoreBase:
         self._made_side_files = [p for p, existed in zip(side, had) if not existed and p.exists()]
 
     def _upgrade(self, version: int) -> None:
-        """Migrate an older project read-write (it is a PairScope project) before reading it."""
-        needs = f"{self.path} has schema version {version} and needs upgrading to {LATEST_VERSION}"
+        """Read an older project through an upgraded private copy (removed on close): opening
+        read-only never writes the file, so it is not upgraded in place (opening it for writing is)."""
+        if self._copy is None:
+            folder = Path(tempfile.mkdtemp(prefix="pairscope-upgraded-"))
+            self._drop_copy = weakref.finalize(self, _remove_folder, str(folder))
+            copy = folder / self.path.name
+            try:  # SQLite's backup API: a consistent copy while others read and write the file
+                with contextlib.closing(self._inspection_connection(self._wal_mode)) as source:
+                    with contextlib.closing(sqlite3.connect(copy)) as target:
+                        source.backup(target)
+            except (sqlite3.Error, OSError) as exc:
+                self._drop_copy()
+                raise SchemaError(f"{self.path} could not be copied to {folder.parent} to read it: {exc}") from exc
+            self._copy = copy
         try:
-            StoreBase(self.path).close()
-        except ReadOnlyError as exc:
-            raise SchemaError(f"{needs} by a PairScope that can write to it; it cannot be written here") from exc
+            StoreBase(self._copy).close()  # the migrations, on the copy
         except (SchemaError, OSError) as exc:
-            raise SchemaError(f"{needs}, and upgrading it failed: {exc}") from exc
+            self._drop_copy()
+            raise SchemaError(
+                f"{self.path} has schema version {version}; upgrading a copy of it to {LATEST_VERSION} failed: {exc}"
+            ) from exc
+        self.note = (
+            f"{self.path} was made by an earlier PairScope (schema version {version}, now {LATEST_VERSION}): read"
+            " through an upgraded private copy, the file left as it is; open it in PairScope once to upgrade it"
+        )
 
     def _writable(self) -> bool:
         """Whether SQLite can write the file and make its -wal/-shm files beside it."""
@@ -519,7 +542,14 @@ class StoreBase:
         return self.query("PRAGMA integrity_check")[0][0]
 
     def close(self) -> None:
+        """Close the connection; a writable project's WAL is checkpointed into the file first
+        (a ``cp`` of it then holds every commit; SQLite removes ``-wal``/``-shm`` when this was
+        the last connection). A checkpoint other connections hold up is left to SQLite."""
         with self._lock:
+            if not self.readonly and getattr(self, "journal_mode", None) == "wal":
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute(f"PRAGMA busy_timeout = {CLOSE_CHECKPOINT_MS}")
+                    self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
             self.conn.close()
             self._tidy_side_files()
             self._drop_copy()
