@@ -2,9 +2,9 @@
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python docs/make_export_result_screenshot.py
 
-- screenshot-export-result.png: the demo exported as VL-RewardBench with media by reference,
-  after two of its images were removed: every row keeps its `image_path`, the missing files are
-  counted once, and the result stays on screen.
+- screenshot-export-result.png: the demo exported as VL-RewardBench with media by reference
+  (rows name the dataset's own paths; nothing is copied); the result, with every skip and its
+  reason, stays on screen.
 """
 
 from __future__ import annotations
@@ -30,9 +30,6 @@ def main() -> None:
     project = work / "demo.pairscope"
     create_demo_project(project)
     label_some(project)
-    media = sorted((work / "demo_media").rglob("*.png")) if (work / "demo_media").exists() else []
-    for gone in media[:2]:  # a dataset downloaded without part of its image folder
-        gone.unlink()
     app = QApplication.instance() or QApplication(sys.argv)
     collect_on_gui_thread()
     w = window(app, project, work)
@@ -44,7 +41,7 @@ def main() -> None:
     settle(app)
     dialog.run()
     deadline = time.monotonic() + 120
-    while dialog.running() and time.monotonic() < deadline:
+    while dialog.running and time.monotonic() < deadline:
         settle(app, 0.1)
     settle(app)
     dialog.resize(760, max(dialog.sizeHint().height(), 560))

@@ -28,12 +28,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from pairscope.app.cli import main as cli  # noqa: E402
+from pairscope.app.cli.main import main as cli  # noqa: E402
 from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
 from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
-from pairscope.app.labeling import LabelingSession  # noqa: E402
+from pairscope.app.labeling.session import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402
 

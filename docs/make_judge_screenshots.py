@@ -21,7 +21,7 @@ from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.controller import AnnotationController  # noqa: E402
 from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.main_window import MainWindow  # noqa: E402
-from pairscope.app.labeling import LabelingSession  # noqa: E402
+from pairscope.app.labeling.session import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402
 from tiny_models import build_tiny_qwen2_vl  # noqa: E402

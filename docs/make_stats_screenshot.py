@@ -28,7 +28,7 @@ from pairscope.app.demo import create_demo_project  # noqa: E402
 from pairscope.app.gui.gc_thread import collect_on_gui_thread  # noqa: E402
 from pairscope.app.gui.stats_view import StatsView  # noqa: E402
 from pairscope.app.judge.session import JudgeConfig, JudgeSession  # noqa: E402
-from pairscope.app.labeling import LabelingSession  # noqa: E402
+from pairscope.app.labeling.session import LabelingSession  # noqa: E402
 from pairscope.app.records import LabelDraft  # noqa: E402
 from pairscope.app.store import Store  # noqa: E402
 
