@@ -32,11 +32,46 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 HOP_HEADERS = {"connection", "transfer-encoding", "content-length", "keep-alive"}
+
+
+def start_loopback(
+    handle: Callable[[BaseHTTPRequestHandler, bytes | None], None], name: str
+) -> tuple[ThreadingHTTPServer, threading.Thread]:
+    """A threaded HTTP/1.1 server on 127.0.0.1 (a free port) handing every GET and POST (with
+    its body) to ``handle``; :func:`stop_loopback` joins its handler threads."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+        def do_GET(self) -> None:
+            handle(self, None)
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            handle(self, self.rfile.read(length))
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = False
+    server.block_on_close = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=name, daemon=True)
+    thread.start()
+    return server, thread
+
+
+def stop_loopback(server: ThreadingHTTPServer, thread: threading.Thread) -> None:
+    """Stop a :func:`start_loopback` server and join its threads."""
+    server.shutdown()
+    server.server_close()  # joins the handler threads
+    thread.join()
 
 
 @dataclass
@@ -67,34 +102,12 @@ class FaultProxy:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # quiet
-                pass
-
-            def do_GET(self) -> None:
-                proxy._handle(self, None)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                proxy._handle(self, self.rfile.read(length))
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = False
-        self._server.block_on_close = True
+        self._server, self._thread = start_loopback(proxy._handle, "fault-proxy")
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fault-proxy", daemon=True
-        )
-        self._thread.start()
 
     def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()  # joins the handler threads
-        self._thread.join()
+        stop_loopback(self._server, self._thread)
 
     def __enter__(self) -> FaultProxy:
         return self

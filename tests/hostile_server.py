@@ -20,8 +20,10 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from fault_proxy import start_loopback, stop_loopback
 
 MODEL = "hostile-model"
 
@@ -94,36 +96,13 @@ class HostileServer:
         self.seen: list[Seen] = []
         self.stopping = threading.Event()
         self.handler_errors: list[str] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                server._handle(self, None)
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                server._handle(self, self.rfile.read(length))
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = False
-        self._server.block_on_close = True
+        self._server, self._thread = start_loopback(self._handle, "hostile-server")
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="hostile-server", daemon=True
-        )
-        self._thread.start()
 
     def stop(self) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()  # joins the handler threads
-        self._thread.join()
+        stop_loopback(self._server, self._thread)
 
     def __enter__(self) -> HostileServer:
         return self
