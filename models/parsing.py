@@ -13,7 +13,8 @@ Pairwise conventions (positions are as shown to the judge; ``Answer 1`` → 0):
 - ``[[A]]``, ``[[B]]``, … and ``[[1]]``, ``[[2]]``, … name a position. With two answers
   ``[[C]]`` means a tie (the MT-Bench convention); with three or more it means Answer 3.
   ``[[A>B]]``, ``[[A>>B]]``, ``[[B<A]]`` (Arena-Hard) name the winner; ``[[A=B]]`` and
-  ``[[tie]]`` are ties. ``\\boxed{2}`` names Answer 2; a boxed number beyond the answers is
+  ``[[tie]]`` are ties; a marker with a side beyond the answers (``[[A>>D]]``, ``[[E=F]]`` of
+  two) is refused. ``\\boxed{2}`` names Answer 2; a boxed number beyond the answers is
   taken for a math result and ignored.
 - In a verdict line, tie words (Tie, equal, neither, …) make a tie unless the line names a
   single answer before them ("Answer 2, as the counts are not equal").
@@ -24,12 +25,18 @@ Pairwise conventions (positions are as shown to the judge; ``Answer 1`` → 0):
   claim ("Answer 2 is better", "I prefer Response 1") or a bare tie ("Tie.", "It's a tie.").
 - A verdict naming two different answers is ambiguous; a position beyond ``n_answers`` is out
   of range; both are failures.
+
+Steps: "Step k: s" lines, else VLRMBench's ``[0, 1, 0]`` indicator list (:func:`parse_step_scores`).
+The ``strict`` profile reads a pairwise verdict by VL-RewardBench's official regex
+(``official_rules.VLREWARDBENCH_PATTERN``), scores and steps by the bundled templates' exact last lines.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .official_rules import last_match, step_flags_to_scores, vlrewardbench_claim
 
 _MARKUP = "*_`"
 
@@ -224,6 +231,18 @@ def _bracket_token(m: re.Match, n: int) -> str:
     return m.group("l") if m.group("op").startswith(">") else m.group("r")
 
 
+def _bracket_outside(m: re.Match, n: int) -> str | None:
+    """Why an Arena-Hard marker (``[[A>>D]]``, ``[[E=F]]``) names no verdict among ``n``
+    answers: a side names an answer that was not shown; ``None`` when both sides exist."""
+    if m.group("op") is None:
+        return None
+    outside = [tok.upper() for tok in (m.group("l"), m.group("r")) if not 0 <= _index(tok) < n]  # type: ignore[operator]
+    if not outside:
+        return None
+    named = " and ".join(f"answer {tok}" for tok in dict.fromkeys(outside))
+    return f"{m.group(0)}: {named} out of range for {n} answers"
+
+
 def _bare_token(segment: str) -> str | None:
     segment = re.sub(r"\\text\{([^{}]*)\}", r"\1", segment)
     if re.fullmatch(r"\W*(?:tie|draw)\W*", segment, re.I):
@@ -261,7 +280,11 @@ def _resolve(tokens: list[str], n: int) -> _Reading:
 def _interpret(segment: str, n: int, *, explicit: bool) -> _Reading | None:
     """What ``segment`` says, or None if it names no verdict. ``explicit``: a labelled verdict
     line, where a bare "2" or a lone "Answer 2" counts; elsewhere only claims do."""
-    tokens = [_bracket_token(m, n) for m in _BRACKET.finditer(segment)]
+    tokens = []
+    for m in _BRACKET.finditer(segment):
+        if (outside := _bracket_outside(m, n)) is not None:
+            return _Reading(error=outside)
+        tokens.append(_bracket_token(m, n))
     for m in _BOXED.finditer(segment):
         tok = _bare_token(m.group("body"))
         # A boxed number beyond the answers is a math result, not a verdict.
@@ -414,9 +437,15 @@ _STEP_LINE = re.compile(
 )
 
 
+# VLRMBench's answer: one indicator per step, 1 = the step has an error ("[0, 1, 0]").
+_STEP_FLAGS = re.compile(r"\[[ \t]*+[01](?:[ \t]*+,[ \t]*+[01])*+[ \t]*+,?[ \t]*+\]")
+
+
 def parse_step_scores(text: str, n_steps: int, scale: int = 5) -> StepVerdict:
     """One score in 1..``scale`` per step from "Step k: s" lines (last line per step wins);
-    parsed only if every step has a valid score and no line names a step beyond ``n_steps``."""
+    parsed only if every step has a valid score and no line names a step beyond ``n_steps``.
+    Without step lines, the last list of 0/1 indicators (VLRMBench's ``[0, 1, 0]``, 1 = error)
+    is read when it holds one per step (:func:`step_flags_to_scores`)."""
     if n_steps < 1:
         raise ValueError(f"step judging needs at least 1 step, got {n_steps}")
     empty = (None,) * n_steps
@@ -427,7 +456,14 @@ def parse_step_scores(text: str, n_steps: int, scale: int = 5) -> StepVerdict:
     for m in _STEP_LINE.finditer(plain.text):
         last[int(m.group("k"))] = m
     if not last:
-        return StepVerdict(empty, False, "no step score lines")
+        flags = last_match(_STEP_FLAGS, plain.text)
+        if flags is None:
+            return StepVerdict(empty, False, "no step score lines or [0, 1, …] list")
+        values = [int(v) for v in re.findall(r"[01]", flags.group(0))]
+        span = plain.span(flags.start(), flags.end())
+        if len(values) != n_steps:
+            return StepVerdict(empty, False, f"a list of {len(values)} step indicators for {n_steps} steps", span)
+        return StepVerdict(step_flags_to_scores(values, scale), True, "step indicator list", span)
     problems = [f"step {k} out of range for {n_steps} steps" for k in sorted(last) if not 1 <= k <= n_steps]
     scores: list[int | None] = []
     for k in range(1, n_steps + 1):
@@ -465,13 +501,31 @@ def rationale(text: str, span: tuple[int, int] | None = None) -> str:
     return (text[: span[0]] if span else text).strip()
 
 
-# --- strict profile: only the template's exact verdict line ----------------------------------
+# --- strict profile: the official scripts' rules -----------------------------------------
 
-#: Verdict parser profiles. ``lenient`` reads every convention above; ``strict`` accepts only
-#: the bundled templates' exact last line(s), as the official benchmark scripts do.
+#: Verdict parser profiles. ``lenient`` reads every convention above; ``strict`` reads a
+#: pairwise verdict exactly as VL-RewardBench's official scorer does (``official_rules.VLREWARDBENCH_PATTERN``)
+#: and a score or step scores only from the bundled templates' exact last line(s).
 PARSERS = ("lenient", "strict")
 
-_STRICT_PAIRWISE = re.compile(r"Overall Judgment: (?:Answer (?P<n>[1-9]\d*) is better|(?P<tie>Tie))")
+
+def parse_pairwise_strict(text: str, n_answers: int = 2) -> PairwiseVerdict:
+    """The verdict VL-RewardBench's official scorer reads (``official_rules.VLREWARDBENCH_PATTERN``): the
+    last "Answer N is [the] [slightly] better" after the first "Overall Judgment" or
+    "Therefore", across lines and bold. It has no tie: ``Overall Judgment: Tie`` is unparsed
+    (``cal.py``: doesntMatch). A number beyond ``n_answers`` is refused (``cal.py`` would count
+    any number but the rejected answer's as agreeing)."""
+    if not text or not text.strip():
+        return PairwiseVerdict(None, False, False, "empty output", None)
+    claim = vlrewardbench_claim(text)
+    if claim is None:
+        return PairwiseVerdict(None, False, False, "no 'Overall Judgment … Answer N is better' (official rule)", None)
+    n, span = claim
+    if not 1 <= n <= n_answers:
+        return PairwiseVerdict(None, False, False, f"answer {n} out of range for {n_answers} answers", span)
+    return PairwiseVerdict(n - 1, False, True, "official rule", span)
+
+
 _STRICT_SCORE = re.compile(r"Score: (?P<v>\d+)/(?P<den>\d+)")
 _STRICT_STEP = re.compile(r"Step (?P<k>\d+): (?P<v>\d+)")
 
@@ -488,24 +542,6 @@ def _last_lines(text: str, n: int) -> list[tuple[int, int]]:
             spans.append((start + lead, start + len(line.rstrip())))
         end = start - 1
     return spans[::-1]
-
-
-def parse_pairwise_strict(text: str, n_answers: int = 2) -> PairwiseVerdict:
-    """Only a last line reading exactly ``Overall Judgment: Answer X is better`` or
-    ``Overall Judgment: Tie`` (the bundled template's form) counts."""
-    lines = _last_lines(text or "", 1)
-    if not lines:
-        return PairwiseVerdict(None, False, False, "empty output", None)
-    span = lines[0]
-    m = _STRICT_PAIRWISE.fullmatch(text[span[0] : span[1]])
-    if m is None:
-        return PairwiseVerdict(None, False, False, "last line is not the template's verdict line", None)
-    if m.group("tie"):
-        return PairwiseVerdict(None, True, True, "tie", span)
-    n = int(m.group("n"))
-    if n > n_answers:
-        return PairwiseVerdict(None, False, False, f"answer {n} out of range for {n_answers} answers", span)
-    return PairwiseVerdict(n - 1, False, True, "verdict line", span)
 
 
 def parse_score_strict(text: str, scale: int = 10, *, minimum: int = 1) -> ScoreVerdict:

@@ -37,16 +37,16 @@ def ids(store):
     return [s.id for s in store.item_summaries(0, 100)]
 
 
-def test_strict_accepts_only_the_template_line():
-    assert parse_pairwise_strict("Reasons.\nOverall Judgment: Answer 2 is better\n").choice == 1
-    assert parse_pairwise_strict("Reasons.\nOverall Judgment: Tie").tie
-    for loose in (
+def test_strict_reads_what_the_official_scorer_reads():
+    # VL-RewardBench's cal.py regex (tests/test_parsing.py holds it and checks strict against it)
+    for official in (
+        "Reasons.\nOverall Judgment: Answer 2 is better.\n",
         "**Overall Judgment: Answer 2 is better**",
-        "Answer 2 is better.",
-        "[[B]]",
-        "Overall Judgment: Answer 2 is better\nThanks!",
+        "Overall Judgment:\nAnswer 2 is slightly better\nThanks!",
         "overall judgment: answer 2 is better",
     ):
+        assert parse_pairwise_strict(official).choice == 1, official
+    for loose in ("Answer 2 is better.", "[[B]]", "Final verdict: Answer 2", "Overall Judgment: Tie"):
         assert not parse_pairwise_strict(loose).parsed, loose
     assert not parse_pairwise_strict("Overall Judgment: Answer 3 is better", 2).parsed
     assert parse_score_strict("ok\nScore: 7/10").score == 7 and not parse_score_strict("Score: 7 / 10").parsed
@@ -55,7 +55,7 @@ def test_strict_accepts_only_the_template_line():
 
 
 def test_reparse_writes_a_new_run_and_keeps_the_old(project):
-    outputs = {0: "**Overall Judgment: Answer {p} is better**", 1: "Overall Judgment: Answer {p} is better"}
+    outputs = {0: "Final verdict: Answer {p}", 1: "**Overall Judgment: Answer {p} is better**"}
 
     calls = []
 
@@ -73,7 +73,7 @@ def test_reparse_writes_a_new_run_and_keeps_the_old(project):
     assert strict.parser == "strict" and strict.derived_from == lenient.id and strict.id != lenient.id
     assert project.verdicts(lenient.id) == before  # the source run is never edited
     assert summarize(project, lenient).conventions["official"].decided == 6
-    assert summarize(project, strict).conventions["official"].decided == 3  # markdown lines no longer count
+    assert summarize(project, strict).conventions["official"].decided == 3  # the official rule reads no "Final verdict"
     undecided = ItemFilter(judge_run=strict.id, judge="undecided")
     assert len(project.item_summaries(0, 100, filter=undecided)) == 3
 

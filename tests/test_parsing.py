@@ -7,6 +7,7 @@ import pytest
 from pairscope.models.parsing import (
     PairwiseVerdict,
     parse_pairwise,
+    parse_pairwise_strict,
     parse_score,
     parse_step_scores,
     rationale,
@@ -397,7 +398,7 @@ def test_parsing_a_5_mb_output_takes_memory_proportional_to_it(shape):
     import tracemalloc
 
     text = shape
-    for parse in (parse_pairwise, parse_score, lambda t: parse_step_scores(t, 3), rationale):
+    for parse in (parse_pairwise, parse_pairwise_strict, parse_score, lambda t: parse_step_scores(t, 3), rationale):
         tracemalloc.start()
         try:
             parse(text)
@@ -405,3 +406,117 @@ def test_parsing_a_5_mb_output_takes_memory_proportional_to_it(shape):
         finally:
             tracemalloc.stop()
         assert peak < 4 * len(text), (parse, peak / len(text))
+
+
+# --- strict = VL-RewardBench's official rule ------------------------------------------------
+
+#: Copied verbatim from VL-RewardBench's official scorer, github.com/vl-rewardbench/VL_RewardBench
+#: ``cal.py`` (``distribution(..., reparse=True)``); lmms-eval's ``vl_rewardbench`` task
+#: (``utils.parse_pred_ans``) holds the same line. Applied as the scorer applies it:
+#: ``re.search(pattern, response.replace("\n", "").replace("*", ""), re.IGNORECASE)``.
+OFFICIAL_PATTERN = r"(?:Overall Judgment|Therefore)\s*.*\s*-*\s*Answer\s*(\d+)\s*is\s*(?:the\s*)?(?:slightly\s*)?better"
+
+
+def official_number(text):
+    """The answer number VL-RewardBench's cal.py reads from ``text``, or None (doesntMatch)."""
+    import re
+
+    match = re.search(OFFICIAL_PATTERN, text.replace("\n", "").replace("*", ""), re.IGNORECASE)
+    return int(match.group(1)) if match else None
+
+
+# (judge output, the number cal.py reads: worked out by hand from the pattern)
+VLRB_CORPUS = [
+    ("Reasons.\nOverall Judgment: Answer 1 is better.", 1),  # the official prompt's own example line
+    ("Overall Judgment: Answer 2 is better", 2),
+    ("**Overall Judgment:** Answer 2 is better.", 2),  # bold
+    ("**Overall Judgment**: **Answer 1** is better", 1),
+    ("Overall Judgment: Answer 1 is slightly better.", 1),
+    ("Overall Judgment: Answer 2 is the better one.", 2),
+    ("Overall Judgment:\nAnswer 2 is better.", 2),  # a line break after the colon
+    ("Overall Judgment:\n\n- Answer 1 is better", 1),
+    ("overall judgment: answer 2 is better", 2),  # case does not matter
+    ("Therefore, Answer 1 is better than Answer 2.", 1),
+    ("Therefore Answer 1 is better. On reflection, Answer 2 is better.", 2),  # the last claim after it
+    ("Answer 2 is better.\nOverall Judgment: Answer 1 is better", 1),
+    ("Overall Judgment: Answer 1 is better\nThanks!", 1),  # text after the verdict
+    ("Overall Judgment: Answer1 is better", 1),
+    ("Overall Judgment: Answer 2 isbetter", 2),  # every \s* may be empty
+    ("Overall Judgment: Neither Answer 1 nor Answer 2 is better", 2),  # the rule's own reading
+    ("Overall Judgment: Answer 3 is better", 3),  # read; out of range for two answers
+    ("Overall Judgment: Tie", None),  # no tie in the official rule
+    ("Overall Judgment: Both answers are equally good.", None),
+    ("Answer 2 is better.", None),  # no "Overall Judgment" or "Therefore" before it
+    ("Overall Judgment: Answer 2 is clearly better", None),  # only "the" and "slightly" may stand between
+    ("Overall Judgment: Answer 2 is much better", None),
+    ("[[B]]", None),
+    ("Final verdict: Answer 2 is better", None),
+    ("Overall Judgment: Answer 2", None),
+    ("Overall Judgment: Answer two is better", None),
+    ("", None),
+]
+
+
+@pytest.mark.parametrize(("text", "number"), VLRB_CORPUS)
+def test_strict_reads_exactly_what_the_official_regex_reads(text, number):
+
+    assert official_number(text) == number, "the hand-worked expectation disagrees with the official regex"
+    verdict = parse_pairwise_strict(text, 2)
+    if number in (1, 2):
+        assert (verdict.choice, verdict.tie, verdict.parsed) == (number - 1, False, True)
+        assert text[verdict.span[0] : verdict.span[1]].replace("*", "").replace("\n", "").lower().startswith("answer")
+    else:  # doesntMatch, or a number beyond the two answers
+        assert not verdict.parsed and verdict.choice is None and not verdict.tie, verdict
+        assert ("out of range" in verdict.reason) == (number is not None)
+
+
+def test_strict_agrees_with_the_official_regex_on_generated_outputs():
+    """Thousands of outputs stitched from verdict-like fragments (bold, line breaks, several
+    claims, decoys): strict's choice is the official regex's number on every one."""
+    import random
+
+    fragments = [
+        "Overall Judgment", "overall judgment:", "Therefore", "**", "*", "\n", "\n\n", ": ", " ", "-", "- ",
+        "Answer 1", "Answer 2", "answer 2", "Answer 3", "Answer12", " is ", "is", " the ", "slightly ", "better",
+        " better.", "clearly ", "Tie", "worse", "Answer 1 is better", "Answer 2 is slightly better", "Final verdict: ",
+        "[[A]]", "x", ".",
+    ]  # fmt: skip
+    rng = random.Random(23)
+    agreed = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(fragments) for _ in range(rng.randint(1, 14)))
+        number = official_number(text)
+        verdict = parse_pairwise_strict(text, 20)
+        expected = number - 1 if number is not None and 1 <= number <= 20 else None
+        assert (verdict.choice, verdict.parsed) == (expected, expected is not None), repr(text)
+        agreed += expected is not None
+    assert agreed > 300  # the corpus is not all refusals
+
+
+def test_lenient_refuses_a_marker_naming_an_answer_that_was_not_shown():
+    # Before: [[A>>D]] of two answers read as A, [[E=F]] and [[A=D]] as a tie.
+    for text, named in (("[[A>>D]]", "answer D"), ("[[E=F]]", "answer E and answer F"), ("[[A=D]]", "answer D")):
+        verdict = parse_pairwise(text, 2)
+        assert not verdict.parsed and verdict.choice is None and not verdict.tie, text
+        assert verdict.reason == f"{text}: {named} out of range for 2 answers"
+        assert not parse_pairwise(f"Reasons.\nFinal verdict: {text}", 2).parsed
+    assert parse_pairwise("[[A>>D]]", 4).choice == 0 and parse_pairwise("[[A=D]]", 4).tie
+    assert parse_pairwise("[[B<<A]]", 2).choice == 0 and parse_pairwise("[[C]]", 2).tie  # MT-Bench's C stays a tie
+
+
+def test_vlrmbench_indicator_lists_are_read_as_step_scores():
+    """VLRMBench's output format ``[Indicator for STEP 1, …]`` (1 = the step has an error) is
+    read when the judge wrote no "Step k:" lines: an error is score 1, no error the top score."""
+    from pairscope.models.official_rules import step_flags_to_scores
+
+    assert parse_step_scores("Fine except 2.\n**[0,1,0]**", 3).scores == (5, 1, 5)
+    verdict = parse_step_scores("Step 2 misreads the chart.\n\n[0, 1, 0]", 3)
+    assert (verdict.scores, verdict.parsed) == ((5, 1, 5), True)
+    assert verdict.span == (28, 37) and "[0, 1, 0]" == "Step 2 misreads the chart.\n\n[0, 1, 0]"[28:37]
+    assert parse_step_scores("[1, 0]\nfinal: [0, 0]", 2).scores == (5, 5)  # the last list wins
+    assert step_flags_to_scores([1, 0, 1]) == (1, 5, 1) and step_flags_to_scores([0], scale=10) == (10,)
+    short = parse_step_scores("[0, 1]", 3)
+    assert not short.parsed and short.reason == "a list of 2 step indicators for 3 steps"
+    assert not parse_step_scores("[0, 2, 1]", 3).parsed  # only 0/1 indicators
+    lines_first = parse_step_scores("Step 1: 4\nStep 2: 2\n[1, 1]", 2)
+    assert lines_first.scores == (4, 2)  # "Step k:" lines, when there are any, decide

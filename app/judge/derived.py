@@ -13,15 +13,20 @@ from pathlib import Path
 import orjson
 
 from pairscope.models.base import Generation
+from pairscope.models.official_rules import step_flags_to_scores, vlrmbench_step_errors
 from pairscope.models.parsing import PARSERS, pairwise_parser, rationale
 
 from ..records import Item
 from ..store import RunRecord, Store, VerdictRecord
 from .confidence import sample_confidence
-from .modes import MAX_K, get_mode, k_problem
+from .modes import MAX_K, JudgingMode, get_mode, k_problem
 from .results import record_verdicts
 
 MAX_PROBLEMS = 20
+#: The keys of a step row (one response's step judgements), one of them per row.
+STEP_KEYS = ("step_output", "step_errors", "step_scores")
+#: The scale of imported ``step_scores``: the bundled step template's 1–5.
+STEP_SCALE = 5
 
 
 class VerdictFileError(ValueError):
@@ -112,10 +117,14 @@ def import_verdicts(
             problems.append(f"{path}:{number}: expected a JSON object")
             continue
         rows.append((number, row))
-    kinds = {kind for _, row in rows for kind in ("output", "choice", "scores") if kind in row}
-    if "scores" in kinds and len(kinds) > 1:
+    kinds = {kind for _, row in rows for kind in ("output", "choice", "scores", *STEP_KEYS) if kind in row}
+    by_steps = bool(kinds & set(STEP_KEYS))
+    if by_steps and kinds - set(STEP_KEYS):
+        problems.append(f"{path}: mixes step rows ({', '.join(STEP_KEYS)}) with other rows; one file is one run")
+    elif "scores" in kinds and len(kinds) > 1:
         problems.append(f"{path}: mixes 'scores' rows with 'output'/'choice' rows; one file is one run")
-    mode = "pointwise" if kinds == {"scores"} else "pairwise"
+    mode = "step" if by_steps else "pointwise" if kinds == {"scores"} else "pairwise"
+    items: dict[int, Item] = {}
     read = pairwise_parser(parser)
     verdicts: list[VerdictRecord] = []
     seen: dict[tuple[int, int], int] = {}
@@ -135,6 +144,22 @@ def import_verdicts(
                 f"{where} [{_show(ext)}]: 'sample' must be a whole number 0–{MAX_K - 1}"
                 f" (a run votes at most {MAX_K} samples per item), got {_show(sample)}"
             )
+            continue
+        if by_steps:
+            item = items.get(item_id) or items.setdefault(item_id, store.get_item(item_id))
+            step = _step_row(row, item_id, item, sample, get_mode(mode), parser)
+            if isinstance(step, str):
+                problems.append(f"{where} [{_show(ext)}]: {step}")
+                continue
+            if (item_id, step.sample_idx) in seen:
+                given = seen[item_id, step.sample_idx]
+                problems.append(
+                    f"{where} [{_show(ext)}]: sample {sample} of this response already given on line {given}"
+                )
+                continue
+            seen[item_id, step.sample_idx] = number
+            samples[item_id] = max(samples.get(item_id, 0), sample + 1)
+            verdicts.append(step)
             continue
         if (item_id, sample) in seen:
             problems.append(f"{where} [{_show(ext)}]: sample {sample} already given on line {seen[item_id, sample]}")
@@ -221,6 +246,68 @@ def import_verdicts(
         )
         record_verdicts(store, run, [replace(v, run_id=run.id) for v in verdicts])
     return store.run(run.id)
+
+
+def _step_row(row: dict, item_id: int, item: Item, sample: int, mode: JudgingMode, parser: str) -> VerdictRecord | str:
+    """One response's step judgements (a sample of a step run), or why the row is not one:
+    ``response`` (index, default 0) and exactly one of ``step_output`` (the judge's text, read by
+    ``parser``), ``step_errors`` (VLRMBench's indicators, 1 = the step has an error: a list, or
+    its answer text read by VLRMBench's rule) or ``step_scores`` (1–5 per step); ``null`` is a
+    judged answer with no reading (unparsed)."""
+    n = len(item.responses)
+    r = row.get("response", 0)
+    if not isinstance(r, int) or isinstance(r, bool) or not 0 <= r < n:
+        return f"'response' must be a response index 0–{n - 1}, got {_show(r)}"
+    if "order" in row:
+        return "a step row names its response with 'response', not 'order'"
+    present = [key for key in STEP_KEYS if key in row]
+    if len(present) != 1:
+        return f"give exactly one of {', '.join(repr(k) for k in STEP_KEYS)}"
+    n_steps = len(item.responses[r].steps) or 1
+    base = VerdictRecord(
+        run_id=0,
+        item_id=item_id,
+        sample_idx=sample * n + r,  # the step mode's plan: sample j of response r
+        order_shown=(r,),
+        raw_output=None,
+        choice=r,
+        scores=None,
+        parsed=False,
+        rationale=None,
+    )
+    (key,) = present
+    value = row[key]
+    if value is None:
+        return base
+    if key == "step_output":
+        if not isinstance(value, str):
+            return "'step_output' must be text"
+        p = mode.parse(value, item, (r,), parser)
+        return replace(base, raw_output=value, scores=p.scores, parsed=p.parsed, rationale=rationale(value, p.span))
+    if key == "step_errors" and isinstance(value, str):  # VLRMBench's model_answer, read its way
+        flags = vlrmbench_step_errors(value, n_steps)
+        if flags is None:
+            return replace(base, raw_output=value)
+        scores = tuple(float(s) for s in step_flags_to_scores(flags, STEP_SCALE))
+        return replace(base, raw_output=value, scores=scores, parsed=True)
+    if key == "step_errors":
+        if (
+            not isinstance(value, list)
+            or len(value) != n_steps
+            or any(v not in (0, 1) or isinstance(v, bool) for v in value)
+        ):
+            return (
+                f"'step_errors' must hold {n_steps} indicators 0 or 1 (1: the step has an error),"
+                " VLRMBench's answer text, or null"
+            )
+        return replace(base, scores=tuple(float(s) for s in step_flags_to_scores(value, STEP_SCALE)), parsed=True)
+    if (
+        not isinstance(value, list)
+        or len(value) != n_steps
+        or not all(_number(s) and 1 <= s <= STEP_SCALE for s in value)
+    ):
+        return f"'step_scores' must hold {n_steps} numbers from 1 to {STEP_SCALE}, one per step, or null"
+    return replace(base, scores=tuple(float(s) for s in value), parsed=True)
 
 
 def _number(x: object) -> bool:

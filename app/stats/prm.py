@@ -6,8 +6,15 @@ Definitions (VisualProcessBench / ProcessBench / ViLBench conventions):
 - A step is **predicted erroneous** when its score is ≤ ``threshold`` (recorded in the output).
   Reference: a step marked incorrect is erroneous, correct is correct; neutral or unmarked
   steps are left out.
-- ``f1_erroneous`` / ``f1_correct``: F1 with that class as positive (scikit-learn); ``f1_weighted``:
-  their mean weighted by support; ``f1_macro``: their plain mean.
+- ``f1_erroneous`` / ``f1_correct``: F1 with that class as positive (scikit-learn);
+  ``f1_weighted``: VLRMBench's (github.com/JCruan519/VLRMBench ``model_eval/utils.py``,
+  ``get_F1Score``): F1(erroneous) weighted by the share of correct steps and F1(correct) by the
+  share of erroneous steps, ``(n_correct·F1_err + n_err·F1_ok) / n``;
+  ``f1_weighted_support``: the support-weighted mean (scikit-learn's ``average="weighted"``);
+  ``f1_macro``: their plain mean.
+- As in VLRMBench (``format_model_answer_tolist``: an answer without indicators is padded with
+  0), a judged response whose sample is unparsed counts in the F1 figures as "no error on
+  any step" (``responses_unparsed``); a failed sample counts nowhere (VLRMBench writes no row).
 - ``first_error_accuracy``: share of judged responses whose first predicted-erroneous step is
   the reference's first erroneous step (both "none" counts as a match), also split into
   responses with and without a reference error.
@@ -54,11 +61,24 @@ def _step_scores(data: StatsData, run: RunData) -> dict[tuple[int, int], tuple]:
     return scores
 
 
+def _unparsed_responses(data: StatsData, run: RunData, scored: Iterable[tuple[int, int]]) -> set[tuple[int, int]]:
+    """(item id, response) judged without error but never parsed (no sample scored it)."""
+    rows, samples = np.nonzero(run.judged & ~run.parsed & ~np.isnan(run.first_shown))
+    found = {(int(data.item_ids[i]), int(run.first_shown[i, s])) for i, s in zip(rows, samples)}
+    return found - set(scored)
+
+
 def step_run_metrics(data: StatsData, run: RunData, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     """PRM figures of one step run (the last sample of each response counts)."""
     scores = _step_scores(data, run)
+    unparsed = _unparsed_responses(data, run, scores)
     truth: list[bool] = []
     predicted: list[bool] = []
+    for item_id, r in sorted(unparsed):  # VLRMBench: no indicators read = no error on any step
+        for ref in data.reference_steps.get((item_id, r), ()):
+            if ref is not None:
+                truth.append(not ref)
+                predicted.append(False)
     first_hits = {"all": [0, 0], "with_error": [0, 0], "without_error": [0, 0]}
     for (item_id, r), s in scores.items():
         marks = list(data.reference_steps.get((item_id, r), ()))
@@ -77,6 +97,7 @@ def step_run_metrics(data: StatsData, run: RunData, threshold: float = DEFAULT_T
         "mode": run.run.mode,
         "threshold": threshold,
         "responses": len(scores),
+        "responses_unparsed": len(unparsed),
         "steps": len(truth),
     }
     out.update(_f1s(truth, predicted))
@@ -95,6 +116,7 @@ def _f1s(truth: list[bool], predicted: list[bool]) -> dict[str, Any]:
             "f1_erroneous": None,
             "f1_correct": None,
             "f1_weighted": None,
+            "f1_weighted_support": None,
             "f1_macro": None,
             "support_erroneous": 0,
             "support_correct": 0,
@@ -104,7 +126,9 @@ def _f1s(truth: list[bool], predicted: list[bool]) -> dict[str, Any]:
     return {
         "f1_erroneous": float(err),
         "f1_correct": float(ok),
-        "f1_weighted": float((err * n_err + ok * n_ok) / len(truth)),
+        # VLRMBench's get_F1Score: each class's F1 weighted by the OTHER class's share
+        "f1_weighted": float((err * n_ok + ok * n_err) / len(truth)),
+        "f1_weighted_support": float((err * n_err + ok * n_ok) / len(truth)),
         "f1_macro": float((err + ok) / 2),
         "support_erroneous": int(n_err),
         "support_correct": int(n_ok),
