@@ -25,14 +25,15 @@ def open_project(
 
     ``readonly`` reads it without ever writing it; ``fallback_readonly`` opens a project that
     cannot be written read-only (``store.readonly``; ``store.note`` says why). A project opened
-    for writing whose item verdicts predate the judge layer's vote (schema 4) has them decided
-    again first. Raises what the store raises: ``FileNotFoundError``, ``SchemaError`` and its
-    kinds (``ReadOnlyError``, ``DiskFullError``, ``StoreBusy`` ...).
+    for writing whose item verdicts predate the judge layer's vote (schema 4) or an older vote
+    rule (``records.ITEM_VERDICT_RULE``) has them decided again first. Raises what the store
+    raises: ``FileNotFoundError``, ``SchemaError`` and its kinds (``ReadOnlyError``,
+    ``DiskFullError``, ``StoreBusy`` ...).
     """
     store = Store(path, create=create, readonly=readonly, fallback_readonly=fallback_readonly)
     try:
         if not store.readonly and store.item_verdicts_stale():
-            from .judge.results import ensure_item_verdicts  # projects before schema 4 only
+            from .judge.results import ensure_item_verdicts  # older projects only
 
             ensure_item_verdicts(store)
     except BaseException:

@@ -251,6 +251,25 @@ LABEL_KINDS = ("label", "adjudication")
 #: CLI, the statistics and the window offer.
 CONVENTIONS = ("official", "plurality")
 DEFAULT_CONVENTION = "official"
+#: The version of the vote rule the stored item verdicts (``judge_items``) were decided under:
+#: 2 = VL-RewardBench's cal.py, a majority of the samples present (failed and missing samples
+#: are out of K). A project decided under an older rule has them decided again when opened for
+#: writing (``app.project.open_project``).
+ITEM_VERDICT_RULE = 2
+#: The scoring conventions of ``app.stats.conventions`` (one per toolkit), by name: what
+#: ``pairscope stats --convention`` offers and the "score as" table lists, in that order. The vote
+#: names above stay aliases: ``official`` is ``vlrewardbench`` (cal.py's majority of the samples present).
+SCORING_CONVENTIONS = (
+    "vlrewardbench",
+    "vlmevalkit",
+    "lmms-eval",
+    "mmrb",
+    "mm-rlhf",
+    "rewardbench2",
+    "videoalign",
+    "plurality",
+)
+CONVENTION_ALIASES = {"official": "vlrewardbench"}
 FILTER_JUDGE = ("wrong", "right", "undecided", "unparsed", "failed", "inconsistent", "confident_wrong")
 FILTER_DISAGREEMENTS = ("annotators", "reference")
 FILTER_ERROR_SOURCES = ("any", "reference", "labels")

@@ -31,10 +31,15 @@ ROWS = [
 ]
 
 
+#: cal.py's dataset of each row: the folder of ``image_path`` (``item["image_path"].split("/")[1]``)
+FOLDERS = {"rlaif-v": "rlaif-v", "povid": "povid", "wildvision": "wildvision-battle", "mathverse": "reasoning_tasks"}
+
+
 @pytest.fixture
 def project(store, tmp_path):
-    (tmp_path / "images").mkdir()
-    (tmp_path / "images" / "a.png").write_bytes(png())
+    for folder in FOLDERS.values():
+        (tmp_path / "images" / folder).mkdir(parents=True)
+        (tmp_path / "images" / folder / "a.png").write_bytes(png())
     lines = [
         json.dumps(
             {
@@ -42,7 +47,7 @@ def project(store, tmp_path):
                 "query": "<image>\nHow many sinks are there?",
                 "response": ["3 sinks.", "2 sinks."],
                 "human_ranking": [0, 1],
-                "image_path": "images/a.png",
+                "image_path": f"images/{FOLDERS[source]}/a.png",
                 "query_source": source,
                 "human_error_analysis": tags,
             }
@@ -61,14 +66,29 @@ def project(store, tmp_path):
 def test_accuracy_per_query_source(project):
     report = compute_stats(project, bootstrap=0)
     [run] = report["judges"].values()
-    per = run["official"]["per_source"]
-    assert {s: (g["n"], g["accuracy"]) for s, g in per.items()} == {
+    per = run.official.per_query_source  # the row's query_source, kept as its own slice
+    assert {s: (g.scored, g.accuracy) for s, g in per.items()} == {
         "mathverse": (1, 1.0),
         "povid": (1, 1.0),
         "rlaif-v": (3, pytest.approx(2 / 3)),
         "wildvision": (1, 0.0),
     }
-    assert per["rlaif-v"]["ci"][0] < 2 / 3 < per["rlaif-v"]["ci"][1]
+    assert per["rlaif-v"].ci[0] < 2 / 3 < per["rlaif-v"].ci[1]
+
+
+def test_accuracy_per_source_is_keyed_as_cal_py_keys_datasets(project):
+    """Issue 23: per-source accuracy was keyed by query_source; cal.py keys an item's dataset by
+    ``item["image_path"].split("/")[1]`` (rlaif-v, rlhf-v, povid, vlfeedback, wildvision-battle,
+    reasoning_tasks), so a wildvision row is "wildvision-battle" and mathverse is "reasoning_tasks"."""
+    report = compute_stats(project, bootstrap=0)
+    [run] = report["judges"].values()
+    per = run.official.per_source
+    assert {s: (g.scored, g.correct) for s, g in per.items()} == {
+        "povid": (1, 1),
+        "reasoning_tasks": (1, 1),
+        "rlaif-v": (3, 2),
+        "wildvision-battle": (1, 0),
+    }
 
 
 def test_error_type_distribution_counts_tag_occurrences(project):

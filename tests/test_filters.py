@@ -166,6 +166,12 @@ def names(store, f: ItemFilter) -> set[str]:
     rows = store.item_summaries(0, 1000, filter=f)
     assert store.count_items(f) == len(rows)
     assert [r.id for r in rows] == sorted(r.id for r in rows)
+    # What the window reads: the one query's count, pages and rows agree with the above.
+    filtered = store.filtered_items(f)
+    assert filtered.count == len(rows) and filtered.page(0, 1000) == rows
+    assert filtered.page(1, 2) == rows[1:3]
+    for row, summary in enumerate(rows):
+        assert filtered.row_of(summary.id) == row == store.count_items(f, before_id=summary.id)
     return {r.ext_id for r in rows}
 
 
@@ -383,6 +389,10 @@ def test_row_of_an_item_under_a_filter(project):
     f = ItemFilter(judge_run=project.run_id, judge="unparsed")
     assert session.row_of(project.project_ids["vl-c1"], f) == 1
     assert [r.summary.ext_id for r in session.table_rows(0, 10, f)] == ["vl-a2", "vl-c1"]
+    filtered = project.filtered_items(f)
+    assert filtered.row_of(project.project_ids["vl-c1"]) == 1
+    assert filtered.row_of(project.project_ids["vl-b1"]) == 1  # not selected: the row it would have
+    assert [r.summary.ext_id for r in session.table_rows(0, 10, filtered)] == ["vl-a2", "vl-c1"]
 
 
 # -- full-text search -----------------------------------------------------------------------
@@ -601,11 +611,14 @@ def test_random_verdicts_match_vote(store):
 
 def reference_vote(verdicts, k):
     """Both conventions written out separately from the implementation (both orders: 2K samples).
-    official: a response named by more than half of all 2K samples; plurality: the unique most
-    named among parsed samples; consistent: every pair (2j, 2j+1) with two verdicts agrees."""
+    official: a response named by more than half of the samples present (VL-RewardBench cal.py:
+    ``agree > total_count / 2`` over the answers its file holds — unparsed ones count, failed
+    and missing ones do not; issue 23: it was all 2K here); plurality: the unique most named
+    among parsed samples; consistent: every pair (2j, 2j+1) with two verdicts agrees."""
     named = [v.choice for v in verdicts if v.error is None and v.parsed and v.choice is not None]
     counts = {c: named.count(c) for c in set(named)}
-    official = next((c for c, n in counts.items() if n > (2 * k) / 2), None)
+    present = sum(1 for v in verdicts if v.error is None and v.sample_idx < 2 * k)
+    official = next((c for c, n in counts.items() if n > present / 2), None)
     top = max(counts.values(), default=0)
     winners = [c for c, n in counts.items() if n == top]
     plurality = winners[0] if top and len(winners) == 1 else None

@@ -168,7 +168,7 @@ SAMPLES = [
     [0, 1, "u"],  # 2: tie in votes → undecided
     [1, 1, 1],  # 3: no reference → not scored
     [1, "u", "u"],  # 4: right on one parsed sample
-    ["e", "e", "e"],  # 5: errors only → undecided, still scored
+    ["e", "e", "e"],  # 5: errors only → a failed item: not scored (issue 23: infrastructure, not the judge)
     [None] * 3,  # 6: not judged
     ["u", "u", "u"],  # 7: nothing parsed
     [1, "t", 0],  # 8: a judged tie gives no vote; 1–1 → undecided
@@ -183,8 +183,9 @@ def test_every_key_on_a_constructed_run():
     p = m["plurality"]  # the hand-worked figures below are the plurality rule
     head = (m["run_id"], m["mode"], m["frames"], m["k"], m["both_orders"], m["note"])
     assert head == (1, "pairwise", 8, 3, False, None)
-    assert (m["judged"], m["scored"], p["decided"], p["correct"], p["unparsed"]) == (10, 7, 3, 2, 4)
-    assert p["overall"] == pytest.approx(2 / 3) and p["overall_unparsed_wrong"] == pytest.approx(2 / 7)
+    assert (m["judged"], m["scored"], p["decided"], p["correct"], p["unparsed"]) == (10, 6, 3, 2, 3)
+    assert m["failed_items"] == 1  # item 5: every sample failed, shown as a failure, not scored
+    assert p["overall"] == pytest.approx(2 / 3) and p["overall_unparsed_wrong"] == pytest.approx(2 / 6)
     per = p["per_category"]
     assert list(per) == ["general", "hallucination", "knowledge", "reasoning", "safety"]
     assert strip(per["general"]) == {
@@ -193,12 +194,12 @@ def test_every_key_on_a_constructed_run():
         "accuracy_unparsed_wrong": pytest.approx(1 / 3),
         "unparsed": 1,
     }
-    assert strip(per["hallucination"]) == {"n": 2, "accuracy": 1.0, "accuracy_unparsed_wrong": 0.5, "unparsed": 1}
+    assert strip(per["hallucination"]) == {"n": 1, "accuracy": 1.0, "accuracy_unparsed_wrong": 1.0, "unparsed": 0}
     assert strip(per["reasoning"]) == {"n": 2, "accuracy": None, "accuracy_unparsed_wrong": 0.0, "unparsed": 2}
     empty = {"n": 0, "accuracy": None, "accuracy_unparsed_wrong": None, "unparsed": 0}
     assert strip(per["knowledge"]) == empty and strip(per["safety"]) == empty
     assert p["macro"] == pytest.approx(0.75) and p["macro_categories"] == ["general", "hallucination"]
-    assert p["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 / 2 + 0) / 3)
+    assert p["macro_unparsed_wrong"] == pytest.approx((1 / 3 + 1 + 0) / 3)
     assert p["macro_unparsed_wrong_categories"] == ["general", "hallucination", "reasoning"]
     assert list(p["per_error_type"]) == ["existence", "attribute", "counting"]
     assert strip(p["per_error_type"]["existence"]) == {
@@ -222,8 +223,9 @@ def test_every_key_on_a_constructed_run():
     assert p["k_curve"] == {"1": 0.8, "3": pytest.approx(2 / 3)}
     assert m["position_consistency"] is None and m["position_consistency_items"] is None
     assert m["first_position_preference"] == pytest.approx(12 / 20)  # every item shown response 0 first
-    # official (more than half of K = 3): only items 0 (right) and 1 (wrong) have 2+ votes
-    assert (m["decided"], m["correct"], m["unparsed"]) == (2, 1, 5) and m["overall"] == 0.5
+    # official (more than half of the samples present, cal.py): only items 0 (right) and 1 (wrong)
+    # have 2+ of 3 votes
+    assert (m["decided"], m["correct"], m["unparsed"]) == (2, 1, 4) and m["overall"] == 0.5
     assert m["official"]["k_curve"] == {"1": 0.8, "3": 0.5}
     assert (m["samples_unparsed"], m["samples_failed"]) == (6, 3)
     roundtrips(m)
@@ -322,11 +324,15 @@ def test_pointwise_matches_the_item_verdict():
 
 
 def official_reference(row, k):
-    """VL-RewardBench cal.py: count agree/reject over the K answers; right if agree > K/2,
-    wrong if reject > K/2, else no majority (two responses; A = response 0)."""
+    """VL-RewardBench cal.py ``classify``: ``total_count = agree + reject + doesntMatch`` over the
+    answers its inference file holds — unparsed text and judged ties ("doesntMatch") are in it,
+    failed calls ("e", dropped from the file) and missing samples (None) are not; right if
+    agree > total_count/2, wrong if reject > total_count/2, else no majority (two responses;
+    A = response 0). Issue 23: it used to be K/2 here, missing samples counted in K."""
     agree = sum(1 for v in row if v == 0)
     reject = sum(1 for v in row if v == 1)
-    return 0 if agree > k / 2 else 1 if reject > k / 2 else None
+    total = sum(1 for v in row if v not in ("e", None))
+    return 0 if agree > total / 2 else 1 if reject > total / 2 else None
 
 
 def test_the_three_item_example_official_50_plurality_67():
@@ -349,7 +355,7 @@ def test_official_matches_cal_py_rule_on_random_runs(k):
     ref = [0] * len(rows)
     m = run_metrics(stats(["a"] * len(rows), ref, runs=[run]), run)
     expected = [official_reference(r, k) for r in rows]
-    judged = [r for r, e in zip(rows, expected) if any(v is not None for v in r)]
+    judged = [r for r, e in zip(rows, expected) if any(v not in ("e", None) for v in r)]  # failed items: not scored
     decided = [e for r, e in zip(rows, expected) if any(v is not None for v in r) and e is not None]
     assert m["official"]["decided"] == len(decided)
     assert m["official"]["correct"] == sum(1 for e in decided if e == 0)

@@ -16,7 +16,7 @@ from fake_backend import FakeBackend
 from pairscope.app.cli.main import main
 from pairscope.app.judge.session import JudgeConfig, JudgeSession
 from pairscope.app.labeling.session import LabelingSession
-from pairscope.app.records import Item, LabelDraft, Reference, Response
+from pairscope.app.records import SCORING_CONVENTIONS, Item, LabelDraft, Reference, Response
 from pairscope.app.store import Store
 
 
@@ -101,7 +101,9 @@ def test_stats_csv_writes_the_tables(project, tmp_path, capsys):
     labels = pd.read_csv(out / "labels.csv")
     assert len(labels) == 60
     judges = pd.read_csv(out / "judges.csv")
-    assert set(judges["vote"]) == {"official", "plurality"}
+    # every scoring convention of the registry: the "score as" rows (issue 23); the official one
+    # keeps its stored name
+    assert set(judges["vote"]) == {"official", *SCORING_CONVENTIONS[1:]}
     with pairscope.open(project) as p:
         official = p.stats(bootstrap=20)["judges"]["1"]["official"]["overall"]
     assert judges.loc[judges["vote"] == "official", "overall"].item() == pytest.approx(official)

@@ -114,8 +114,8 @@ def _column(section, name: str) -> int:
 def test_core_tables_lay_out_the_computed_report(judged):
     with Store.open(judged) as store:
         report, d = dash.compute_dashboard(store, bootstrap=20)
-    official = report["judges"]["1"]["official"]
-    assert (official["decided"], official["correct"]) == (10, 7)  # what the project was built to give
+    official = report["judges"]["1"].official.overall  # typed RunScores (app.stats.scores)
+    assert (official.decided, official.correct) == (10, 7)  # what the project was built to give
     runs = d.judge_runs
     assert [r[3].text for r in runs.rows] == ["official", "plurality"]  # K = 1: both conventions, same numbers
     for row in range(2):

@@ -56,7 +56,10 @@ def _draw(report: dict, dashboard: Dashboard) -> tuple[dict, dict]:
 
 def _compute(store: Store, task: Task) -> tuple[dict, dict, Dashboard, dict]:
     """The report, the dashboard tables and the figures."""
-    report, dashboard = compute_dashboard(store)
+    from .tasks import own_store  # the op's own connection: only the path and mode of ``store`` are read
+
+    with own_store(store.path, store.readonly) as own:
+        report, dashboard = compute_dashboard(own)
     task.check()
     figures, inline = _draw(report, dashboard)
     return report, figures, dashboard, inline
@@ -162,6 +165,8 @@ class StatsView(QDialog):
             "calibration": _section(d.calibration),
             "reliability": _section(d.reliability),
         }
+        if d.score_as is not None:
+            self.sections["score_as"] = _section(d.score_as)
         s = self.sections
         overview: list[QWidget] = []
         if d.missing:
@@ -171,7 +176,8 @@ class StatsView(QDialog):
         self.pages["Overview"].fill([*overview, s["overview"]], charts.get("Overview"))
         calibration = [s["calibration"]] + ([s["reliability"]] if d.reliability.rows else [])
         self.pages["Judge runs"].fill(
-            [s["judge_runs"], s["judge_vs_annotators"], *calibration], charts.get("Judge runs")
+            [s["judge_runs"], *([s["score_as"]] if "score_as" in s else []), s["judge_vs_annotators"], *calibration],
+            charts.get("Judge runs"),
         )
         self.pages["Categories"].fill([s["categories"]], charts.get("Categories"))
         self.pages["Annotators"].fill([s["annotators"], s["annotator_pairs"]], charts.get("Annotators"))

@@ -26,7 +26,7 @@ from ..store import Store
 from .modes import get_mode
 from .results import item_verdicts
 from .runs import RunChoice, run_choices
-from .votes import DEFAULT_CONVENTION, TIE, ItemVerdict, check_convention
+from .votes import DEFAULT_CONVENTION, TIE, Accuracy, ItemVerdict, check_convention
 
 
 @dataclass(frozen=True)
@@ -188,7 +188,7 @@ def load_ensemble(store: Store, run_ids: Sequence[int], convention: str = DEFAUL
         outcomes, wrong, right, trials = {}, 0, 0, 0
         for run in runs:
             v = verdicts[run.id].get(item_id)
-            if v is None:
+            if v is None or not v.present:  # every sample failed: a failure, not the judge's verdict
                 continue
             outcomes[run.id] = v.outcome(ref[item_id], convention)
             w, r = trial_counts(v, ref[item_id])
@@ -196,11 +196,11 @@ def load_ensemble(store: Store, run_ids: Sequence[int], convention: str = DEFAUL
         items.append(EnsembleItem(item_id, ref[item_id], outcomes, wrong, right, trials))
     accuracy = []
     for run in runs:
-        scored = [i.outcomes[run.id] for i in items if run.id in i.outcomes]
-        decided = sum(1 for o in scored if o != "undecided")
-        correct = sum(1 for o in scored if o == "right")
+        a = Accuracy.of_pairs(
+            [(verdicts[run.id][i.item_id].choice(convention), i.reference) for i in items if run.id in i.outcomes]
+        )
         planned = max((v.planned for v in verdicts[run.id].values()), default=0)
-        accuracy.append(JudgeAccuracy(run.id, short_label(run), len(scored), decided, correct, planned))
+        accuracy.append(JudgeAccuracy(run.id, short_label(run), a.scored, a.decided, int(a.correct), planned))
     labels = {r.id: short_label(r) for r in runs}
     return Ensemble(tuple(runs), convention, verdicts, tuple(items), tuple(accuracy), labels)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..store import RunRecord, Store, VerdictRecord
 from .modes import get_mode
-from .votes import CONVENTIONS, DEFAULT_CONVENTION, ItemVerdict
+from .votes import CONVENTIONS, DEFAULT_CONVENTION, Accuracy, ItemVerdict
 
 
 def item_verdict(run: RunRecord, verdicts: Sequence[VerdictRecord], n_responses: int) -> ItemVerdict | None:
@@ -69,8 +69,12 @@ def verdict_phrases(verdict: ItemVerdict | None, screen: Callable[[int], str], r
         return ["Judge: no preference verdict (this mode scores steps)"]
     official, plurality = verdict.official, verdict.plurality
     votes = verdict.counts.get(official, 0) if official is not None else max(verdict.counts.values(), default=0)
+    if not verdict.present:
+        return [f"Judge: no sample present — {verdict.failed} failed: {verdict.errors[0] if verdict.errors else ''}"]
     parts = [
-        f"Judge: {screen(official) if official is not None else 'no majority'} ({votes} of {verdict.planned} samples)"
+        f"Judge: {screen(official) if official is not None else 'no majority'} ({votes} of {verdict.present} samples"
+        + (f"; {verdict.planned - verdict.present} failed or missing" if verdict.present < verdict.planned else "")
+        + ")"
     ]
     if plurality != official:
         parts.append(f"plurality: {screen(plurality) if plurality is not None else 'tied'}")
@@ -128,6 +132,8 @@ def record_verdicts(store: Store, run: RunRecord, verdicts: Sequence[VerdictReco
     if not verdicts:
         return
     with store.transaction():
+        if not store.has_verdicts() and store.meta("judge_items_rule") is None:
+            store.mark_item_verdicts_fresh()  # a first run: decided under the current rule
         store.add_verdicts(verdicts)
         store.put_item_verdicts(run.id, _rows(store, run, sorted({v.item_id for v in verdicts})))
 
@@ -152,21 +158,16 @@ def ensure_item_verdicts(store: Store) -> bool:
     return True
 
 
-@dataclass(frozen=True)
-class ConventionSummary:
-    """Accuracy of a run under one vote convention: ``decided`` items had a majority;
-    ``accuracy`` leaves undecided items out, ``accuracy_undecided_wrong`` counts them wrong."""
-
-    decided: int
-    correct: int
-    accuracy: float | None
-    accuracy_undecided_wrong: float | None
+#: Accuracy of a run under one vote convention: the one :class:`~.votes.Accuracy` record.
+ConventionSummary = Accuracy
 
 
 @dataclass(frozen=True)
 class RunSummary:
     """What a run's samples came to: item counts, accuracy under every convention, and the
-    samples that failed (with their reasons) kept apart from those that were unparsed."""
+    samples that failed (with their reasons) kept apart from those that were unparsed. Samples
+    are vote samples (a pointwise sample scores every response; equal top scores are a tie);
+    ``failed_items`` had every sample fail and are left out of the accuracy."""
 
     run_id: int
     mode: str
@@ -177,9 +178,10 @@ class RunSummary:
     ties: int
     failed: int
     failure_reasons: dict[str, int]
-    conventions: dict[str, ConventionSummary] = field(default_factory=dict)
+    conventions: dict[str, Accuracy] = field(default_factory=dict)
     consistency: float | None = None
     votes: bool = True
+    failed_items: int = 0
 
     def line(self) -> str:
         """One plain-text paragraph for the CLI and the judge panel; every figure labelled."""
@@ -187,7 +189,7 @@ class RunSummary:
         def pct(x: float | None) -> str:
             return "n/a" if x is None else f"{100 * x:.1f}%"
 
-        if self.samples and self.failed == self.samples:
+        if self.samples and self.failed == self.samples and self.failure_reasons:
             reason, count = max(self.failure_reasons.items(), key=lambda kv: kv[1])
             hint = " — see `pairscope info --missing`" if reason.startswith("media") else ""
             return f"{self.failed} of {self.samples} samples failed: {reason}{hint}"
@@ -195,8 +197,9 @@ class RunSummary:
         if not self.votes:
             text += f" ({self.mode} run: no preference votes; see `pairscope stats` for step metrics)"
         else:
-            n = self.with_reference
-            text += f"; vs dataset reference ({n} item{'s' if n != 1 else ''}):"
+            n = self.with_reference - self.failed_items
+            text += f"; vs dataset reference ({n} item{'s' if n != 1 else ''}"
+            text += f", {self.failed_items} failed items left out):" if self.failed_items else "):"
             for name, c in self.conventions.items():
                 text += (
                     f" {name} vote {pct(c.accuracy)} ({c.correct}/{c.decided}, undecided excluded),"
@@ -216,40 +219,43 @@ class RunSummary:
 
 
 def summarize(store: Store, run: RunRecord) -> RunSummary:
-    """Headline figures of a run against the dataset's reference, under every convention."""
+    """Headline figures of a run against the dataset's reference, under every convention
+    (counted by :class:`~.votes.Accuracy`, as the statistics count them)."""
     samples = store.verdicts(run.id)
     reasons = Counter(_reason(v.error) for v in samples if v.error)
-    unparsed = sum(1 for v in samples if v.error is None and not v.parsed)
-    ties = sum(1 for v in samples if v.error is None and v.parsed and v.choice is None)
     votes = get_mode(run.mode).votes_on_preference
     judged = {v.item_id for v in samples}
     verdicts = item_verdicts(store, run) if votes else {}
     ref = {i: r for i, r in store.ref_chosen(list(verdicts)).items() if r is not None}
-    conventions = {}
-    for name in CONVENTIONS:
-        scored = [(verdicts[i].choice(name), r) for i, r in ref.items()]
-        decided = [(c, r) for c, r in scored if c is not None]
-        correct = sum(1 for c, r in decided if c == r)
-        conventions[name] = ConventionSummary(
-            len(decided),
-            correct,
-            correct / len(decided) if decided else None,
-            correct / len(scored) if scored else None,
-        )
+    scored = {i: r for i, r in ref.items() if verdicts[i].present}
+    conventions = {
+        name: Accuracy.of_pairs([(verdicts[i].choice(name), r) for i, r in scored.items()]) for name in CONVENTIONS
+    }
     consistent = [v.consistent for v in verdicts.values() if v.consistent is not None]
+    if votes:  # vote samples: what the accuracy is decided from
+        n_samples = sum(v.planned - v.missing for v in verdicts.values())
+        unparsed = sum(v.unparsed for v in verdicts.values())
+        ties = sum(v.ties for v in verdicts.values())
+        failed = sum(v.failed for v in verdicts.values())
+    else:
+        n_samples = len(samples)
+        unparsed = sum(1 for v in samples if v.error is None and not v.parsed)
+        ties = 0
+        failed = sum(reasons.values())
     return RunSummary(
         run.id,
         run.mode,
         len(judged),
         len(ref),
-        len(samples),
+        n_samples,
         unparsed,
         ties,
-        sum(reasons.values()),
+        failed,
         dict(reasons),
         conventions,
         sum(consistent) / len(consistent) if consistent else None,
         votes,
+        len(ref) - len(scored),
     )
 
 

@@ -7,10 +7,14 @@ memory, endpoint error) or NaN (no sample stored, e.g. a cancelled run). Every r
 CLI summary, the judge panel, the review panel, filters (``judge_items``), statistics, export —
 decides items from this table with :func:`decide`, under a named convention:
 
-``official``
-    VL-RewardBench's ``cal.py``: an item goes to the response named by **more than half of
-    all K samples** (unparsed, failed, tied and missing samples count in K); otherwise there is
-    no majority and the item is left out of the accuracy ("undecided").
+``official`` (the ``vlrewardbench`` convention of ``app.stats.conventions``)
+    VL-RewardBench's ``cal.py`` (``classify``: ``agree > total_count / 2`` with ``total_count =
+    agree + reject + doesntMatch``): an item goes to the response named by **more than half of
+    the samples present** — unparsed and tied samples count, failed samples (an API call that
+    returned nothing, missing media) and missing ones (a cancelled run) do not, as ``cal.py``
+    only sees the lines its inference wrote; otherwise there is no majority and the item is
+    left out of the accuracy ("undecided"). An item with no sample present is *failed*, not
+    undecided.
 ``plurality``
     The response named most often among the samples that name one (a tie for the top count is
     undecided). PairScope's rule before the official one was implemented.
@@ -32,7 +36,8 @@ from ..records import DEFAULT_CONVENTION as DEFAULT_CONVENTION
 
 TIE, UNPARSED, ERROR = -1.0, -2.0, -3.0
 CONVENTION_HELP = {
-    "official": "strict majority of all K samples (VL-RewardBench cal.py); no majority = undecided",
+    "official": "strict majority of the samples present (VL-RewardBench cal.py: agree > total/2; failed and"
+    " missing samples are not present); no majority = undecided",
     "plurality": "most frequent among samples naming a response; a tied top count = undecided",
 }
 
@@ -58,9 +63,19 @@ def vote_counts(votes: np.ndarray, cumulative: bool = False) -> np.ndarray:
     return np.stack([(v == r).sum(axis=1, dtype=np.int32) for r in range(n)], axis=1)
 
 
-def decide_counts(counts: np.ndarray, convention: str, planned: int) -> np.ndarray:
+def present_counts(votes: np.ndarray, cumulative: bool = False) -> np.ndarray:
+    """Samples present per item — a response, a tie or unparsed text; not failed, not missing —
+    or (``cumulative``) items × samples counted over the first s + 1: the denominator of
+    ``cal.py``'s majority (``total_count``)."""
+    v = np.atleast_2d(np.asarray(votes, dtype=float))
+    here = ~np.isnan(v) & (v != ERROR)
+    return np.cumsum(here, axis=1, dtype=np.int32) if cumulative else here.sum(axis=1, dtype=np.int32)
+
+
+def decide_counts(counts: np.ndarray, convention: str, planned: int | np.ndarray) -> np.ndarray:
     """Item decisions (response index, NaN = undecided) from items × responses vote counts;
-    ``planned`` is K, the number of vote samples the official majority is taken of."""
+    ``planned`` is the number of samples the official majority is taken of, per item (the
+    samples present, :func:`present_counts`) or one number for every item."""
     check_convention(convention)
     out = np.full(counts.shape[0], np.nan)
     if counts.shape[1] == 0:
@@ -68,17 +83,17 @@ def decide_counts(counts: np.ndarray, convention: str, planned: int) -> np.ndarr
     top = counts.max(axis=1)
     winner = counts.argmax(axis=1)
     if convention == "official":
-        decided = 2 * top > planned
+        decided = (top > 0) & (2 * top > np.asarray(planned))
     else:
         decided = (top > 0) & ((counts == top[:, None]).sum(axis=1) == 1)
     out[decided] = winner[decided]
     return out
 
 
-def decide(votes: np.ndarray, convention: str, planned: int | None = None) -> np.ndarray:
-    """Item decisions from a vote table (``planned`` defaults to its number of columns)."""
+def decide(votes: np.ndarray, convention: str, planned: int | np.ndarray | None = None) -> np.ndarray:
+    """Item decisions from a vote table (``planned`` defaults to each item's samples present)."""
     v = np.atleast_2d(np.asarray(votes, dtype=float))
-    return decide_counts(vote_counts(v), convention, v.shape[1] if planned is None else planned)
+    return decide_counts(vote_counts(v), convention, present_counts(v) if planned is None else planned)
 
 
 def order_consistency(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,6 +166,11 @@ class ItemVerdict:
         return len(self.votes)
 
     @property
+    def present(self) -> int:
+        """Samples present (not failed, not missing): the official majority's denominator."""
+        return sum(1 for v in self.votes if not np.isnan(v) and v != ERROR)
+
+    @property
     def counts(self) -> dict[int, int]:
         """Votes per response index."""
         out: dict[int, int] = {}
@@ -190,3 +210,78 @@ class ItemVerdict:
 
 def _int(x: float) -> int | None:
     return None if np.isnan(x) else int(x)
+
+
+def wilson_ci(successes: float, n: int, alpha: float = 0.05) -> list[float] | None:
+    """The Wilson score interval of a proportion (statsmodels), ``[low, high]``; ``None`` at n = 0.
+    ``successes`` may be fractional (RewardBench 2's 1/#ties credit)."""
+    if not n:
+        return None
+    from statsmodels.stats.proportion import proportion_confint  # loads only where a CI is read
+
+    count = int(successes) if float(successes).is_integer() else float(successes)
+    low, high = proportion_confint(count, int(n), alpha=alpha, method="wilson")
+    return [float(low), float(high)]
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """One accuracy figure, counted once for every reader (the CLI summary, the judge panel, the
+    ensemble, the statistics): ``scored`` items have a target that names a response (failed
+    items — no sample present — are not scored), ``decided`` of them got a decision, ``correct``
+    of those match (fractional where a convention gives partial credit). Both denominators are
+    kept: ``accuracy`` leaves undecided items out (VL-RewardBench's ``cal.py``),
+    ``accuracy_all`` counts them wrong (VLMEvalKit's)."""
+
+    scored: int
+    decided: int
+    correct: float
+
+    @property
+    def undecided(self) -> int:
+        return self.scored - self.decided
+
+    @property
+    def accuracy(self) -> float | None:
+        """correct / decided (undecided excluded); ``None`` when nothing was decided."""
+        return self.correct / self.decided if self.decided else None
+
+    @property
+    def accuracy_all(self) -> float | None:
+        """correct / scored (undecided counted wrong); ``None`` when nothing was scored."""
+        return self.correct / self.scored if self.scored else None
+
+    @property
+    def accuracy_undecided_wrong(self) -> float | None:
+        """:attr:`accuracy_all` under the name the run summary prints."""
+        return self.accuracy_all
+
+    @property
+    def ci(self) -> list[float] | None:
+        """95 % Wilson interval of :attr:`accuracy` (n = decided)."""
+        return wilson_ci(self.correct, self.decided)
+
+    @property
+    def ci_all(self) -> list[float] | None:
+        """95 % Wilson interval of :attr:`accuracy_all` (n = scored)."""
+        return wilson_ci(self.correct, self.scored)
+
+    @classmethod
+    def count(
+        cls, choice: npt.ArrayLike, target: npt.ArrayLike, scored: npt.ArrayLike, credit: npt.ArrayLike | None = None
+    ) -> Accuracy:
+        """Count over the ``scored`` items: decided = a choice (not NaN), correct = choice equals
+        the target (or the sum of ``credit`` over decided items, when given)."""
+        c, t, s = np.asarray(choice, dtype=float), np.asarray(target, dtype=float), np.asarray(scored, dtype=bool)
+        decided = s & ~np.isnan(c)
+        if credit is None:
+            correct: float = int((decided & (c == t)).sum())
+        else:
+            correct = float(np.asarray(credit, dtype=float)[decided].sum())
+        return cls(int(s.sum()), int(decided.sum()), correct)
+
+    @classmethod
+    def of_pairs(cls, pairs: Sequence[tuple[int | None, int]]) -> Accuracy:
+        """From ``(choice, reference)`` per scored item (``None``: undecided)."""
+        decided = [(c, r) for c, r in pairs if c is not None]
+        return cls(len(pairs), len(decided), sum(1 for c, r in decided if c == r))

@@ -21,9 +21,15 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..records import CONVENTIONS
 from ..store import Store
+from .conventions import REGISTRY
 from .data import BOTH_BAD, TIE, StatsData
+from .scores import RunScores
+from .scores_json import judges_of
+
+#: The two vote conventions the judge tables show per run: (registry name, the label the CLI's
+#: ``--vote`` and stored verdicts use). The rules are the registry's, never restated here.
+VOTES = (("vlrewardbench", "official"), ("plurality", "plurality"))
 
 #: What each empty table or figure says (tests look for these).
 NO_RUNS = (
@@ -91,6 +97,7 @@ class Dashboard:
     reliability: Table
     figures: tuple[FigureEntry, ...]
     missing: tuple[str, ...] = field(default_factory=tuple)  # the empty states, for the overview
+    score_as: Table | None = None  # every run under every scoring convention, side by side
 
 
 # -- formatting ---------------------------------------------------------------------------------
@@ -129,14 +136,18 @@ def _accuracy_columns(what: str = "accuracy") -> tuple[Column, ...]:
     )
 
 
-def _run_name(run_id: str, m: Mapping[str, Any]) -> str:
-    orders = ", both orders" if m.get("both_orders") else ""
-    frames = f", {m['frames']} frames" if m.get("frames") else ""
-    return f"run {run_id} ({m.get('mode')}, K={m.get('k')}{orders}{frames})"
+def _run_name(run_id: str, m: RunScores) -> str:
+    orders = ", both orders" if m.both_orders else ""
+    frames = f", {m.frames} frames" if m.frames else ""
+    return f"run {run_id} ({m.mode}, K={m.k}{orders}{frames})"
 
 
-def _preference_runs(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    return {k: m for k, m in (report.get("judges") or {}).items() if m.get("official") is not None}
+def _preference_runs(report: Mapping[str, Any]) -> dict[str, RunScores]:
+    return {k: m for k, m in judges_of(report).items() if m.votes}
+
+
+def _vote_help() -> str:
+    return "; ".join(f"{label}: {REGISTRY[name].rule}" for name, label in VOTES)
 
 
 # -- tables -------------------------------------------------------------------------------------
@@ -148,7 +159,7 @@ def judge_runs_table(report: Mapping[str, Any]) -> Table:
         Column("run"),
         Column("mode"),
         Column("K", True, "samples per item"),
-        Column("vote", False, "official: more than K/2 of all samples; plurality: most named"),
+        Column("vote", False, _vote_help()),
         Column("judged", True, "items with a stored verdict"),
         Column("scored", True, "judged items whose reference names a response"),
         Column("decided", True, "scored items with a majority under this vote"),
@@ -158,28 +169,29 @@ def judge_runs_table(report: Mapping[str, Any]) -> Table:
         Column("macro %", True, "mean of per-category accuracies (undecided excluded)"),
     )
     rows = []
-    judges = report.get("judges") or {}
+    judges = judges_of(report)
     for run_id, m in judges.items():
-        for convention in CONVENTIONS:
-            c = m.get(convention)
-            if not c:
+        for name, label in VOTES:
+            c = m.conventions.get(name)
+            if c is None:
                 continue
+            o = c.overall
             rows.append(
                 (
                     Cell(f"run {run_id}", int(run_id)),
-                    text(m.get("mode")),
-                    count(m.get("k")),
-                    text(convention),
-                    count(m.get("judged")),
-                    count(m.get("scored")),
-                    count(c.get("decided")),
-                    count(c.get("correct")),
-                    count(c.get("unparsed")),
-                    pct(c.get("overall")),
-                    ci(c.get("overall_ci")),
-                    pct(c.get("overall_unparsed_wrong")),
-                    ci(c.get("overall_unparsed_wrong_ci")),
-                    pct(c.get("macro")),
+                    text(m.mode),
+                    count(m.k),
+                    text(label),
+                    count(m.judged),
+                    count(m.scored),
+                    count(o.decided),
+                    count(int(o.correct)),
+                    count(o.undecided),
+                    pct(o.accuracy),
+                    ci(o.ci),
+                    pct(o.accuracy_all),
+                    ci(o.ci_all),
+                    pct(c.macro),
                 )
             )
     empty = NO_PREFERENCE_RUNS if judges else NO_RUNS
@@ -203,14 +215,14 @@ def categories_table(report: Mapping[str, Any]) -> Table:
             Column("run"),
             Column("scored", True, "judged items of this category whose reference names a response"),
         ]
-        for convention in CONVENTIONS:
+        for _, convention in VOTES:
             columns += [
                 Column(f"{convention} %", True, f"{convention} vote: correct / decided (undecided excluded)"),
                 Column(f"{convention}\n95 % CI", True, "Wilson score interval, n = decided"),
                 Column(f"{convention}\nundecided", True, "scored items without a majority under this vote"),
             ]
     rows: list[tuple[Cell, ...]] = []
-    categories = sorted(set(items) | {c for m in runs.values() for c in (m["official"].get("per_category") or {})})
+    categories = sorted(set(items) | {c for m in runs.values() if m.official for c in m.official.per_category})
     for category in categories:
         base = (
             text(category),
@@ -222,11 +234,12 @@ def categories_table(report: Mapping[str, Any]) -> Table:
             continue
         for run_id, m in runs.items():
             row = [*base, Cell(f"run {run_id}", int(run_id))]
-            official = (m["official"].get("per_category") or {}).get(category) or {}
-            row.append(count(official.get("n", 0)))
-            for convention in CONVENTIONS:
-                g = ((m.get(convention) or {}).get("per_category") or {}).get(category) or {}
-                row += [pct(g.get("accuracy")), ci(g.get("ci")), count(g.get("unparsed", 0))]
+            official = m.official.per_category.get(category) if m.official else None
+            row.append(count(official.scored if official else 0))
+            for name, _ in VOTES:
+                c = m.conventions.get(name)
+                g = c.per_category.get(category) if c else None
+                row += [pct(g.accuracy if g else None), ci(g.ci if g else None), count(g.undecided if g else 0)]
             rows.append(tuple(row))
     note = "Judge accuracy per category under both vote conventions." if runs else NO_RUNS
     return Table("Categories", tuple(columns), tuple(rows), "" if rows else NO_CATEGORIES, note)
@@ -350,7 +363,7 @@ def judge_vs_annotators_table(report: Mapping[str, Any]) -> Table:
     rows = tuple(
         (Cell(f"run {run_id}", int(run_id)), text(name), num(kappa))
         for run_id, m in _preference_runs(report).items()
-        for name, kappa in (m.get("human_kappa") or {}).items()
+        for name, kappa in m.human_kappa.items()
     )
     if rows:
         empty = ""
@@ -404,18 +417,28 @@ def overview_table(report: Mapping[str, Any], counts: Mapping[str, Mapping[str, 
             rows.append((text(label), pct(value), ci(intervals.get(key)), count(n_shared), text(what)))
         else:
             rows.append((text(label), num(value), ci(intervals.get(key), 1.0, 3), count(n_shared), text(what)))
-    for run_id, m in (report.get("judges") or {}).items():
-        for convention in CONVENTIONS:
-            c = m.get(convention)
-            if not c:
+    for run_id, m in judges_of(report).items():
+        for name, convention in VOTES:
+            c = m.conventions.get(name)
+            if c is None:
                 continue
             rows.append(
                 (
                     text(f"{_run_name(run_id, m)}: accuracy % ({convention})"),
-                    pct(c.get("overall")),
-                    ci(c.get("overall_ci")),
-                    count(c.get("decided")),
+                    pct(c.overall.accuracy),
+                    ci(c.overall.ci),
+                    count(c.overall.decided),
                     text("decided items (undecided excluded)"),
+                )
+            )
+        if m.failed_items:
+            rows.append(
+                (
+                    text(f"{_run_name(run_id, m)}: failed items"),
+                    count(m.failed_items),
+                    blank,
+                    count(m.failed_items),
+                    text("every sample failed: not scored (see `pairscope info --missing`)"),
                 )
             )
     return Table("Overview", columns, tuple(rows), "", "The headline numbers; the other tabs break them down.")
@@ -518,7 +541,7 @@ def figure_empty(name: str, report: Mapping[str, Any]) -> str:
     if name in ("judge_accuracy", "judge_per_category", "k_curve"):
         if not runs:
             return NO_PREFERENCE_RUNS if report.get("judges") else NO_RUNS
-        if name == "judge_per_category" and not any(m["official"].get("per_category") for m in runs.values()):
+        if name == "judge_per_category" and not any(m.official and m.official.per_category for m in runs.values()):
             return "No judged item has a category."
         return ""
     if name == "annotator_accuracy":
@@ -560,7 +583,9 @@ def build_dashboard(
     missing = tuple(
         dict.fromkeys(t.empty for t in tables.values() if t.empty) | dict.fromkeys(e.empty for e in entries if e.empty)
     )
-    return Dashboard(**tables, figures=entries, missing=missing)
+    from .score_tables import score_as_table  # it lays out this module's Table
+
+    return Dashboard(**tables, figures=entries, missing=missing, score_as=score_as_table(report))
 
 
 def compute_dashboard(store: Store, bootstrap: int = 200) -> tuple[dict[str, Any], Dashboard]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .scores_json import judges_of
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -84,16 +86,17 @@ def category_accuracy(report: dict[str, Any]) -> Figure:
     """Accuracy per category for every judge run (official vote, undecided excluded), with the
     95 % Wilson interval as error bars; a category without a decided item has no bar."""
     fig, ax = _figure()
-    runs = {k: r for k, r in (report.get("judges") or {}).items() if r.get("per_category")}
+    runs = {k: c for k, r in judges_of(report).items() if (c := r.official) is not None and c.per_category}
     if not runs:
         _empty(ax, "No judge run with preference verdicts yet")
         return fig
-    categories = sorted({c for r in runs.values() for c in (r.get("per_category") or {})})
+    scores = judges_of(report)
+    categories = sorted({c for r in runs.values() for c in r.per_category})
     width = 0.8 / max(len(runs), 1)
-    for n, (run_id, metrics) in enumerate(runs.items()):
-        per = metrics.get("per_category") or {}
-        values = [_value((per.get(c) or {}).get("accuracy")) for c in categories]
-        cis = [(per.get(c) or {}).get("ci") for c in categories]
+    for n, (run_id, official) in enumerate(runs.items()):
+        per = official.per_category
+        values = [_value(per[c].accuracy) if c in per else float("nan") for c in categories]
+        cis: list[Any] = [per[c].ci if c in per else None for c in categories]
         xs = [i + n * width for i in range(len(categories))]
         ax.bar(
             xs,
@@ -102,7 +105,7 @@ def category_accuracy(report: dict[str, Any]) -> Figure:
             yerr=_errors(values, cis),
             capsize=3,
             ecolor="#333",
-            label=_literal(f"run {run_id} ({metrics.get('mode')}, {metrics.get('vote', 'official')} vote)", 120),
+            label=_literal(f"run {run_id} ({scores[run_id].mode}, official vote)", 120),
         )
     ax.set_xticks(
         [i + width * (len(runs) - 1) / 2 for i in range(len(categories))],
@@ -116,24 +119,11 @@ def category_accuracy(report: dict[str, Any]) -> Figure:
     return fig
 
 
-def _bars_with_ci(
-    ax: Axes, n: int, blocks: list[dict[str, Any]], value: str, ci: str, color: str, label: str
-) -> list[float]:
-    """The ``n``-th bar (of two) per group: ``block[value]`` with ``block[ci]`` as error bars;
-    returns the bars' x positions."""
+def _bars_with_ci(ax: Axes, n: int, values: list[float], cis: list[Any], color: str, label: str) -> list[float]:
+    """The ``n``-th bar (of two) per group with ``cis`` as error bars; returns the bars' x positions."""
     width = 0.3
-    values = [_value(b.get(value)) for b in blocks]
-    xs = [i + (n - 0.5) * width for i in range(len(blocks))]
-    ax.bar(
-        xs,
-        values,
-        width=width,
-        color=color,
-        yerr=_errors(values, [b.get(ci) for b in blocks]),
-        capsize=4,
-        ecolor="#333",
-        label=label,
-    )
+    xs = [i + (n - 0.5) * width for i in range(len(values))]
+    ax.bar(xs, values, width=width, color=color, yerr=_errors(values, cis), capsize=4, ecolor="#333", label=label)
     return xs
 
 
@@ -141,17 +131,20 @@ def judge_accuracy(report: dict[str, Any]) -> Figure:
     """Each run's overall accuracy under both vote conventions (undecided excluded), with the
     95 % Wilson interval as error bars and n = decided items under each bar."""
     fig, ax = _figure()
-    runs = {k: r for k, r in (report.get("judges") or {}).items() if r.get("official") is not None}
+    runs = {k: r for k, r in judges_of(report).items() if r.votes}
     if not runs:
         _empty(ax, "No judge run with preference verdicts yet")
         return fig
-    for n, (convention, color) in enumerate((("official", "#4c8bf5"), ("plurality", "#f5a04c"))):
-        blocks = [runs[k].get(convention) or {} for k in runs]
-        xs = _bars_with_ci(ax, n, blocks, "overall", "overall_ci", color, f"{convention} vote")
-        for x, b in zip(xs, blocks):
-            ax.text(x, 0.02, f"n={b.get('decided', 0)}", ha="center", va="bottom", fontsize=8, color="white")
+    for n, (name, label, color) in enumerate(
+        (("vlrewardbench", "official", "#4c8bf5"), ("plurality", "plurality", "#f5a04c"))
+    ):
+        overall = [runs[k].conventions[name].overall for k in runs]
+        values = [_value(a.accuracy) for a in overall]
+        xs = _bars_with_ci(ax, n, values, [a.ci for a in overall], color, f"{label} vote")
+        for x, a in zip(xs, overall):
+            ax.text(x, 0.02, f"n={a.decided}", ha="center", va="bottom", fontsize=8, color="white")
     ax.axhline(0.5, color="#999", linewidth=1, linestyle=":")
-    names = [_literal(f"run {k}\n{r.get('mode')}, K={r.get('k')}") for k, r in runs.items()]
+    names = [_literal(f"run {k}\n{r.mode}, K={r.k}") for k, r in runs.items()]
     ax.set_xticks(range(len(runs)), names)
     ax.set_xlim(-0.75, len(runs) - 0.25)
     _top_legend(ax, 2)
@@ -171,7 +164,8 @@ def annotator_accuracy(report: dict[str, Any]) -> Figure:
     for n, (key, label, color) in enumerate(
         (("with_ties", "ties counted wrong", "#6a9f58"), ("without_ties", "ties left out", "#b0cfa5"))
     ):
-        _bars_with_ci(ax, n, [a[key] for a in accuracy.values()], "accuracy", "ci", color, label)
+        blocks = [a[key] for a in accuracy.values()]
+        _bars_with_ci(ax, n, [_value(b.get("accuracy")) for b in blocks], [b.get("ci") for b in blocks], color, label)
     ax.set_xticks(range(len(accuracy)), [_literal(name) for name in accuracy])
     ax.set_xlim(-0.75, len(accuracy) - 0.25)
     _top_legend(ax, 2)
@@ -184,20 +178,19 @@ def k_curve(report: dict[str, Any]) -> Figure:
     """Accuracy of the vote over the first K samples, per run and convention."""
     fig, ax = _figure()
     drawn, all_ks = False, set()
-    for run_id, metrics in (report.get("judges") or {}).items():
-        for convention, style in (("official", "-"), ("plurality", "--")):
-            curve = (metrics.get(convention) or {}).get("k_curve") or {}
-            ks = sorted(int(k) for k in curve)
-            ys = [curve[str(k)] for k in ks]
-            if ks:
-                ys = [float("nan") if y is None else y for y in ys]
-                ax.plot(ks, ys, marker="o", linestyle=style, label=f"run {run_id} ({convention})")
+    for run_id, scores in judges_of(report).items():
+        for name, label, style in (("vlrewardbench", "official", "-"), ("plurality", "plurality", "--")):
+            c = scores.conventions.get(name)
+            ks = sorted(c.k_curve) if c is not None else []
+            if c is not None and ks:
+                ys = [_value(c.k_curve[k].accuracy) for k in ks]
+                ax.plot(ks, ys, marker="o", linestyle=style, label=f"run {run_id} ({label})")
                 drawn = True
                 all_ks.update(ks)
     if not drawn:
         _empty(ax, "No judge run with preference verdicts yet")
         return fig
-    ax.set_xlabel("K (samples voted: official = more than K/2, plurality = most named)")
+    ax.set_xlabel("K (samples voted: official = more than half of those present, plurality = most named)")
     ax.set_xticks(sorted(all_ks))
     ax.set_xlim(min(all_ks) - 0.5, max(all_ks) + 0.5)
     ax.set_ylim(0, 1.05)

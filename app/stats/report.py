@@ -1,32 +1,32 @@
-"""The statistics report: agreement, judge accuracy and length bias for a project, as one
-JSON-ready dict (``pairscope stats --json``), a text summary, and a Markdown report with
-figures."""
+"""The statistics report: agreement, judge accuracy and length bias for a project, as one dict
+whose ``judges`` are typed :class:`~app.stats.scores.RunScores` (read them with
+:func:`judges_of`), its JSON form (:func:`report_json`, what ``pairscope stats --json`` prints),
+a text summary, and a Markdown report with figures."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..records import CONVENTIONS
+from ..judge.modes import get_mode
+from ..judge.votes import Accuracy
 from ..store import Store
-from .agreement import agreement_report, judge_human_kappa
+from .agreement import agreement_report
 from .calibration import calibration_report
-from .data import RunData, StatsData, load_stats_data
+from .conventions import resolve
+from .data import StatsData, load_stats_data
 from .dataset import dataset_report
-from .judge_metrics import (
-    frames_curve,
-    item_verdicts,
-    pointwise_vs_pairwise,
-    run_metrics,
-    ties_accuracy,
-)
+from .judge_metrics import frames_curve, pointwise_vs_pairwise, ties_accuracy
 from .length_bias import length_report
 from .prm import prm_report
+from .scores import ConventionScores, RunScores, load_item_keys, score_run
+from .scores_json import _CONVENTION_ONLY as CONVENTION_ONLY
+from .scores_json import judges_json, judges_of
 
 
 def compute_stats(
@@ -39,12 +39,14 @@ def compute_stats(
     runs = [r for r in data.runs if run_id is None or r.run.id == run_id]
     if run_id is not None and not runs:
         raise ValueError(f"no judge run {run_id} in this project")
+    # cal.py's datasets and the ids ACC+ groups by: one more read, only for runs that vote
+    keys = load_item_keys(store, data) if any(get_mode(r.run.mode).votes_on_preference for r in runs) else None
     return {
         "items": int(len(data.item_ids)),
         "categories": dict(Counter(str(c) for c in data.categories)),
         "length": length_report(data),
         "agreement": agreement_report(data, bootstrap=bootstrap),
-        "judges": {str(r.run.id): _judge(data, r) for r in runs},
+        "judges": {str(r.run.id): score_run(data, r, keys=keys) for r in runs},
         "frames_curve": frames_curve(data),
         "pointwise_vs_pairwise": pointwise_vs_pairwise(data),
         "dataset": dataset_report(data),
@@ -56,13 +58,21 @@ def compute_stats(
     }
 
 
-def _judge(data: StatsData, run: RunData) -> dict[str, Any]:
-    """A run's accuracy tables plus Cohen's kappa between its verdicts and each annotator."""
-    metrics = run_metrics(data, run)
-    verdicts = item_verdicts(data, run)
-    kappas = judge_human_kappa(verdicts, data.labels) if data.labels and verdicts is not None else {}
-    metrics["human_kappa"] = {name: (None if value != value else float(value)) for name, value in kappas.items()}
-    return metrics
+def report_json(report: Mapping[str, Any], convention: str = "vlrewardbench") -> dict[str, Any]:
+    """The report as ``pairscope stats --json`` prints it: each run's scores as
+    :func:`~app.stats.scores.to_json` writes them, the top level repeating ``convention``'s
+    figures (``vote`` names it; default the official one)."""
+    out = dict(report)
+    judges = judges_json(judges_of(report))
+    name = resolve(convention)
+    if name != "vlrewardbench":
+        for entry in judges.values():
+            c = (entry.get("conventions") or {}).get(name)
+            if c is not None:
+                entry.update({k: v for k, v in c.items() if k not in CONVENTION_ONLY})
+                entry["vote"] = name
+    out["judges"] = judges
+    return out
 
 
 def _pct(value: float | None) -> str:
@@ -73,18 +83,94 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _group(g: dict[str, Any]) -> str:
-    decided = g.get("n", 0) - g.get("unparsed", 0)
-    ci = _ci(g.get("ci"))
-    return f"{_pct(g.get('accuracy'))}{' ' + ci if ci else ''} of {decided} decided ({g.get('n')} scored)"
+def _group(a: Accuracy) -> str:
+    ci = _ci(a.ci)
+    return f"{_pct(a.accuracy)}{' ' + ci if ci else ''} of {a.decided} decided ({a.scored} scored)"
+
+
+def _vote_line(run_id: str, s: RunScores, label: str, c: ConventionScores) -> str:
+    o = c.overall
+    return (
+        f"judge run {run_id} ({s.mode}, k={s.k}, {label} vote): accuracy {_pct(o.accuracy)} {_ci(o.ci)} of"
+        f" {o.decided} decided (undecided excluded), {_pct(o.accuracy_all)} {_ci(o.ci_all)} of {o.scored}"
+        f" (undecided counted wrong); macro {_pct(c.macro)} / {_pct(c.macro_all)}; undecided {o.undecided}"
+    )
+
+
+def judge_lines(run_id: str, s: RunScores, convention: str = "vlrewardbench") -> list[str]:
+    """One run's part of the summary: both vote conventions' accuracy, the samples (unparsed,
+    ties and failures apart), the detail under ``convention`` and the "score as" table."""
+    if not s.votes:
+        return [f"judge run {run_id} ({s.mode}): {s.note}"]
+    lines = []
+    for name, label in (("vlrewardbench", "official"), ("plurality", "plurality")):
+        c = s.conventions.get(name)
+        if c is not None:
+            lines.append(_vote_line(run_id, s, label, c))
+    if s.samples is not None:
+        lines.append(
+            f"  samples: {s.samples.present} present, {s.samples.unparsed} unparsed, {s.samples.ties} ties,"
+            f" {s.samples.failed} failed"
+            + (f"; {s.failed_items} items failed (every sample failed: not scored)" if s.failed_items else "")
+        )
+    name = resolve(convention)
+    c = s.conventions.get(name)
+    if c is not None:
+        if name not in ("vlrewardbench", "plurality"):
+            lines.append(f"  as {name}: {_pct(c.headline)} ({c.headline_rule})")
+        for category, a in c.per_category.items():
+            lines.append(f"  {category}: {_group(a)}")
+        for source, a in c.per_source.items():
+            lines.append(f"  source {source}: {_group(a)}")
+        for source, a in c.per_query_source.items():
+            lines.append(f"  query_source {source}: {_group(a)}")
+        if c.ties is not None and c.ties.with_ties.scored != c.ties.without_ties.scored:
+            w, wo = c.ties.with_ties, c.ties.without_ties
+            lines.append(
+                f"  with ties {_pct(w.accuracy_all)} of {w.scored}, without ties {_pct(wo.accuracy_all)} of {wo.scored}"
+            )
+        bon = c.best_of_n
+        if bon.items:
+            lines.append(
+                f"  best-of-N on {bon.items} items: {_pct(bon.accuracy.accuracy_all)} {_ci(bon.accuracy.ci_all)}"
+                f" (random {_pct(bon.random)}, first response {_pct(bon.first_response)})"
+            )
+        for note in c.notes:
+            lines.append(f"  note ({name}): {note}")
+    lines += score_as_lines(s)
+    for annotator, kappa in s.human_kappa.items():
+        lines.append(f"  Cohen's kappa judge ↔ {annotator}: {_num(kappa)}")
+    if s.position_consistency is not None:
+        lines.append(
+            f"  position consistency {_pct(s.position_consistency)},"
+            f" first-position preference {_pct(s.first_position_preference)}"
+        )
+    return lines
+
+
+def score_as_lines(s: RunScores) -> list[str]:
+    """The "score as" table of a run: the same samples under every convention, side by side."""
+    if not s.conventions:
+        return []
+    lines = ["  score as:    convention      headline  rule         scored decided  extra"]
+    for name, c in s.conventions.items():
+        extra = ", ".join(
+            f"{k} {_pct(v) if k not in ('tie_threshold', 'acc_plus_groups') else _num(v)}" for k, v in c.extra.items()
+        )
+        lines.append(
+            f"               {name:<15} {_pct(c.headline):>8}  {c.headline_rule:<12} {c.overall.scored:>6}"
+            f" {c.overall.decided:>7}  {extra}"
+        )
+    return lines
 
 
 def _ci(interval: Sequence[float] | None) -> str:
     return "" if not interval else f"[95% CI {100 * interval[0]:.1f}–{100 * interval[1]:.1f}]"
 
 
-def summary_text(report: dict[str, Any]) -> str:
-    """The human-readable summary ``pairscope stats`` prints."""
+def summary_text(report: Mapping[str, Any], convention: str = "vlrewardbench") -> str:
+    """The human-readable summary ``pairscope stats`` prints; each run's detail (per category,
+    source, ties, Best-of-N) under ``convention``, and its "score as" table."""
     lines = [f"items: {report['items']}  (" + ", ".join(f"{k}: {v}" for k, v in report["categories"].items()) + ")"]
     length = report["length"]
     lines.append(f"query words [q1, median, q3]: {length['query_words']}   response words: {length['response_words']}")
@@ -117,47 +203,8 @@ def summary_text(report: dict[str, Any]) -> str:
             f"annotator {name} vs reference: {_pct(w['accuracy'])} of {w['n']} with ties (a tie label is"
             f" wrong), {_pct(wo['accuracy'])} of {wo['n']} without (tie labels left out)"
         )
-    for run_id, m in report["judges"].items():
-        if m.get("official") is None:
-            lines.append(f"judge run {run_id} ({m.get('mode')}): {m.get('note')}")
-        for convention in CONVENTIONS:
-            c = m.get(convention)
-            if not c:
-                continue
-            lines.append(
-                f"judge run {run_id} ({m.get('mode')}, k={m.get('k')}, {convention} vote):"
-                f" accuracy {_pct(c.get('overall'))} {_ci(c.get('overall_ci'))} of {c.get('decided')}"
-                f" decided (undecided excluded), {_pct(c.get('overall_unparsed_wrong'))}"
-                f" {_ci(c.get('overall_unparsed_wrong_ci'))} of {m.get('scored')} (undecided counted wrong);"
-                f" macro {_pct(c.get('macro'))} / {_pct(c.get('macro_unparsed_wrong'))};"
-                f" undecided {c.get('unparsed')}"
-            )
-            if convention != "official":
-                continue
-            lines.append(f"  samples: {m.get('samples_unparsed')} unparsed, {m.get('samples_failed')} failed")
-            for category, g in (c.get("per_category") or {}).items():
-                lines.append(f"  {category}: {_group(g)}")
-            for source, g in (c.get("per_source") or {}).items():
-                lines.append(f"  source {source}: {_group(g)}")
-            ties = c.get("ties") or {}
-            if (ties.get("with_ties") or {}).get("n") != (ties.get("without_ties") or {}).get("n"):
-                lines.append(
-                    f"  with ties {_pct(ties['with_ties']['accuracy'])} of {ties['with_ties']['n']},"
-                    f" without ties {_pct(ties['without_ties']['accuracy'])} of {ties['without_ties']['n']}"
-                )
-            bon = c.get("best_of_n") or {}
-            if bon.get("items"):
-                lines.append(
-                    f"  best-of-N on {bon['items']} items: {_pct(bon['accuracy'])} {_ci(bon['accuracy_ci'])}"
-                    f" (random {_pct(bon['random'])}, first response {_pct(bon['first_response'])})"
-                )
-        for name, kappa in (m.get("human_kappa") or {}).items():
-            lines.append(f"  Cohen's kappa judge ↔ {name}: {_num(kappa)}")
-        if m.get("position_consistency") is not None:
-            lines.append(
-                f"  position consistency {_pct(m['position_consistency'])},"
-                f" first-position preference {_pct(m.get('first_position_preference'))}"
-            )
+    for run_id, scores in judges_of(report).items():
+        lines += judge_lines(run_id, scores, convention)
     lines += calibration_lines(report)
     for s in (report.get("steps") or {}).get("runs", []):
         lines.append(
@@ -169,7 +216,7 @@ def summary_text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def calibration_lines(report: dict[str, Any]) -> list[str]:
+def calibration_lines(report: Mapping[str, Any]) -> list[str]:
     """The calibration part of the summary: per run ECE, mean confidence against accuracy and
     the accuracy of the most confident fifth (see ``calibration``)."""
     lines = []
@@ -193,7 +240,7 @@ def calibration_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def write_report(report: dict[str, Any], folder: Path) -> Path:
+def write_report(report: Mapping[str, Any], folder: Path) -> Path:
     """Write ``report.md``, ``stats.json`` and one PNG per figure into ``folder``."""
     import io
     import re
@@ -203,13 +250,13 @@ def write_report(report: dict[str, Any], folder: Path) -> Path:
     pngs = {}
     for name, draw in FIGURES.items():  # every figure drawn before a file is written: never half a report
         buffer = io.BytesIO()
-        draw(report).savefig(buffer, format="png", dpi=120)
+        draw(dict(report)).savefig(buffer, format="png", dpi=120)
         pngs[name] = buffer.getvalue()
     summary = summary_text(report)
     fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", summary)), default=0))  # data cannot close it
     parts = ["# PairScope statistics", "", fence, summary, fence, ""]
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "stats.json").write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    (folder / "stats.json").write_text(json.dumps(report_json(report), indent=2, ensure_ascii=False))
     for name, png in pngs.items():
         (folder / f"{name}.png").write_bytes(png)
         parts += [f"![{name}]({name}.png)", ""]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..records import ITEM_VERDICT_RULE
 from .connection import StoreBase, dumps, inserted_id, loads, utc_now
 
 
@@ -252,12 +253,26 @@ class JudgeMixin(StoreBase):
         return {r[0]: tuple(r) for r in rows}
 
     def item_verdicts_stale(self) -> bool:
-        """Whether ``judge_items`` predates the judge layer's vote (schema 4) and needs a rebuild."""
-        return self.meta("judge_items_stale") == "1"
+        """Whether ``judge_items`` needs a rebuild: it predates the judge layer's vote (schema 4,
+        or a merge), or its verdicts were decided under an older vote rule than
+        :data:`~..records.ITEM_VERDICT_RULE` (``meta.judge_items_rule``)."""
+        if self.meta("judge_items_stale") == "1":
+            return True
+        return self.meta("judge_items_rule") != str(ITEM_VERDICT_RULE) and self.has_verdicts()
+
+    def has_verdicts(self) -> bool:
+        """Whether any judge sample is stored."""
+        return bool(self.query("SELECT 1 FROM verdicts LIMIT 1"))
 
     def mark_item_verdicts_fresh(self) -> None:
+        """Record that ``judge_items`` was decided under the current vote rule."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM meta WHERE key = 'judge_items_stale'")
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('judge_items_rule', ?)"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(ITEM_VERDICT_RULE),),
+            )
 
     def items_n_responses(self, item_ids: Sequence[int] | None = None) -> dict[int, int]:
         """Responses per item (all items, or these)."""
