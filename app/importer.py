@@ -1,9 +1,10 @@
 """Import a dataset file into a project: parse, check, write in one transaction.
 
-The file is streamed: rows are parsed, batched and written a batch at a time, so memory
-stays flat on large files. A fatal problem anywhere rolls the whole transaction back:
-nothing is written. (Parsing on a worker thread or process while writing was measured
-and was no faster on two cores: see docs/PERFORMANCE.md.)
+The file is streamed: rows are parsed, batched and written a batch at a time, and the report
+keeps counts and the first examples, not the items, so memory stays flat on large files
+(bench/import_bench.py). The full-text index is filled once, at the end of the transaction.
+A fatal problem anywhere rolls the whole transaction back: nothing is written. (Parsing on a
+worker thread or process while writing was measured and was no faster on two cores: see docs/PERFORMANCE.md.)
 """
 
 from __future__ import annotations
@@ -118,51 +119,78 @@ def import_file(
         "mapping": ctx.mapping,
         "allow_outside_media": allow_outside_media,
     }
-    result = AddResult()
+    tally = _Tally(path)
     try:
         with gc_paused(), store.transaction():
             import_id = store.begin_import(str(path.resolve()), dataset_format.name, source_sha256(path), options)
-            done = 0
-            for batch in batches(dataset_format.parse(ctx), store.item_batcher(import_id)):
-                store.write_batch(batch)
-                result.extend(batch.result)
-                done += len(batch.result.added) + len(batch.result.unchanged) + len(batch.result.conflicts)
+            batcher = store.item_batcher(import_id)
+            first_id = batcher.next_id
+            for batch in batches(dataset_format.parse(ctx), batcher):
+                store.write_batch(batch, index=False)  # indexed all at once below
+                tally.add(batch.result)
                 if progress is not None:
-                    progress(done)
-            identical, fatal = repeat_problems(path, result.repeats)
-            if fatal:
-                raise FormatError(fatal)
-            store.finish_import(import_id, len(result.added), len(result.unchanged))
+                    progress(tally.done)
+            if tally.fatal:
+                raise FormatError(tally.fatal)
+            if batcher.next_id > first_id:
+                store.index_items(first_id, batcher.next_id - 1)
+            store.finish_import(import_id, tally.report.added, tally.report.unchanged)
     except BaseException:
         _remove_written(ctx)
         raise
-    report = ImportReport(source=str(path), format=dataset_format.name, problems=list(ctx.problems))
-    for ext_id, line in zip(result.conflicts, result.conflict_lines):
-        report.problems.append(
-            problem(
-                path,
-                line,
-                "this item (same id, prompt and responses) is already in the project with other content"
-                " (reference, media or fields); kept the stored one",
-                ext_id,
-                fatal=False,
-            )
-        )
-    report.added = len(result.added)
-    report.unchanged = len(result.unchanged)
-    report.conflicts = len(result.conflicts)
-    report.identical_duplicates = identical
-    report.renamed = [(item.ext_id, item.source_id) for item in result.added if item.source_id is not None]
-    report.per_category = dict(Counter(item.category for item in result.added))
-    _summarise_missing(report, result.added)
+    report = tally.report
+    report.source, report.format = str(path), dataset_format.name
+    report.problems = list(ctx.problems) + tally.conflict_problems
+    report.per_category = dict(tally.per_category)
+    report.missing_prefix = common_folder(tally.missing_refs)
     return report
 
 
-def _summarise_missing(report: ImportReport, added) -> None:
+class _Tally:
+    """What an import's report says, added up batch by batch: counts, the first examples and
+    the problems, never the items themselves (memory stays flat in the rows)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.report = ImportReport(source=str(path), format="")
+        self.per_category: Counter[str] = Counter()
+        self.fatal: list[ImportProblem] = []
+        self.conflict_problems: list[ImportProblem] = []
+        self.missing_refs: list[str] = []
+        self.done = 0
+
+    def add(self, result: AddResult) -> None:
+        report = self.report
+        report.added += len(result.added)
+        report.unchanged += len(result.unchanged)
+        report.conflicts += len(result.conflicts)
+        self.done += len(result.added) + len(result.unchanged) + len(result.conflicts)
+        identical, fatal = repeat_problems(self.path, result.repeats)
+        report.identical_duplicates += identical
+        self.fatal += fatal
+        for ext_id, line in zip(result.conflicts, result.conflict_lines):
+            self.conflict_problems.append(
+                problem(
+                    self.path,
+                    line,
+                    "this item (same id, prompt and responses) is already in the project with other content"
+                    " (reference, media or fields); kept the stored one",
+                    ext_id,
+                    fatal=False,
+                )
+            )
+        report.renamed += [(item.ext_id, item.source_id) for item in result.added if item.source_id is not None]
+        self.per_category.update(item.category for item in result.added)
+        _summarise_missing(report, result.added, self.missing_refs)
+
+
+def _summarise_missing(report: ImportReport, added, refs: list[str]) -> None:
     """Count the items added without a usable media file, keep the first few as examples and
-    the folder every missing reference starts with (for a ``--media-root`` hint)."""
-    refs: list[str] = []
+    (in ``refs``, up to 10,000) the references, for the folder every missing one starts with
+    (a ``--media-root`` hint)."""
     for item in added:
+        if not item.media:
+            continue
         missing = [m for m in item.media if m.missing]
         if not missing:
             continue
@@ -172,7 +200,6 @@ def _summarise_missing(report: ImportReport, added) -> None:
             report.missing_examples.append((item.ext_id, missing[0].ref))
         if len(refs) < 10_000:
             refs += [m.ref for m in missing]
-    report.missing_prefix = common_folder(refs)
 
 
 def common_folder(refs: list[str]) -> str | None:

@@ -352,3 +352,45 @@ def build_large_project(
         labeled = time.perf_counter() - start
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return {"build_s": built, "label_s": labeled, "labeled": n_labeled, "size_mb": path.stat().st_size / 1e6}
+
+
+# -- fresh processes -------------------------------------------------------------------------
+
+CHILD_MARK = "BENCH-RESULT "
+
+
+def report_child(**fields) -> None:
+    """In a bench's child process: print its figures (and this process's peak memory) as the
+    one line :func:`run_child` reads."""
+    import json
+
+    fields.setdefault("peak_mb", peak_rss_mb())
+    print(CHILD_MARK + json.dumps(fields), flush=True)
+
+
+def run_child(argv: list[str], env: dict | None = None) -> dict:
+    """Run ``argv`` (a fresh Python process) and return the figures it reported with
+    :func:`report_child`, plus ``wall_s``: the whole process's wall time, start-up included."""
+    import json
+    import subprocess
+
+    start = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - start
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv[:4]} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith(CHILD_MARK)]
+    if not lines:
+        raise RuntimeError(f"{argv[:4]} reported nothing:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    result = json.loads(lines[-1][len(CHILD_MARK) :])
+    result["wall_s"] = wall
+    return result
+
+
+def load_note() -> str:
+    """The machine's load while the bench ran (1-minute load average over the CPU count)."""
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "load unknown"
+    return f"load average {one:.2f} (1 min) / {five:.2f} (5 min) on {os.cpu_count()} CPUs"

@@ -4,7 +4,12 @@ Nothing writes to a file before it is known to be a PairScope project: the path 
 ``stat``-ed first (a folder or a FIFO is refused without being opened), then an existing
 file is read through a read-only connection and must have PairScope's tables and a schema
 version, no schema object PairScope did not create (a planted trigger would run on the
-next write) and pass ``PRAGMA quick_check``. Only then is it opened read-write, switched
+next write) and pass ``PRAGMA quick_check``. The quick check reads the whole file (386 ms at
+100,000 items), so it runs once per change of the file: a file that passed it is remembered
+in a per-user cache (:mod:`.checked`: device, inode, size, modification and change times
+of the file and of its ``-wal``), and is checked again as soon as any of them differ. A file
+changed in the last few seconds is not remembered (a change in the same
+clock tick as the check would leave the times as they were). Only then is it opened read-write, switched
 to WAL and migrated.
 
 A project that cannot be written (read-only file, folder or media) is read through a
@@ -31,6 +36,7 @@ from typing import Any, NoReturn, Self
 import orjson
 
 from ..durable import is_disk_full, is_read_only
+from . import checked
 from .clock import utc_now as utc_now  # re-exported: the store's timestamps
 from .errors import DiskFullError, ReadOnlyError, StoreCorrupt, damaged, is_damage, is_full, is_readonly, store_error
 from .schema import LATEST_VERSION, SchemaError, Shape, current_version, expected_shapes, migrate, normalize_sql
@@ -331,9 +337,18 @@ class StoreBase:
         return foreign, missing
 
     def _refuse_damage(self, conn: sqlite3.Connection) -> None:
-        problems = [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(5)")]
+        """``PRAGMA quick_check``, unless this very file passed it before (:func:`.checked.was_checked`)."""
+        if checked.was_checked(self.path):
+            return
+        key = checked.checked_key(self.path, settled=True)
+        problems = self._quick_check(conn)
         if problems != ["ok"]:
             raise StoreCorrupt(damaged(self.path, "SQLite's quick check reports: " + "; ".join(problems)))
+        checked.remember_checked(self.path, key)
+
+    @staticmethod
+    def _quick_check(conn: sqlite3.Connection) -> list[str]:
+        return [" ".join(str(r[0]).split()) for r in conn.execute("PRAGMA quick_check(5)")]
 
     def _make_folder(self) -> None:
         """Create the folder of a new project; a read-only place or a full disk is said plainly."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Container, Sequence
-from dataclasses import dataclass, field, replace
+from array import array
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import orjson
 
@@ -20,170 +21,20 @@ from ..records import (
     Step,
 )
 from .connection import dumps, inserted_id, utc_now
+from .item_rows import AddResult, ItemBatch, ItemBatcher, content_hash, display_id, identity_key
 from .media_store import MediaStoreMixin
-from .search import fts_query, index_batch
+from .search import fts_query, index_batch, index_range
 
-
-def content_hash(item: Item, extra_json: str | None = None) -> str:
-    """A stable hash of everything an item's content is made of (not its store or display id)."""
-    payload = (
-        item.dataset_id,
-        item.prompt,
-        item.prompt_raw,
-        item.category,
-        item.subset,
-        tuple((r.text, r.model, tuple((s.text, s.correct) for s in r.steps)) for r in item.responses),
-        tuple((m.kind, m.ref) for m in item.media),
-        item.reference.ranking,
-        item.reference.strength,
-        item.reference.ground_truth,
-        tuple((t.kind, t.subkind, t.note, t.raw) for t in item.reference.error_tags),
-        extra_json if extra_json is not None else dumps(item.extra),
-    )
-    return hashlib.sha1(orjson.dumps(payload)).hexdigest()
-
-
-def identity_key(item: Item) -> str:
-    """What makes two rows the same item: the dataset's id, the prompt as written and the
-    responses as a set. Real releases repeat an id with other responses (VL-RewardBench's
-    official scoring keys an item by id + query + sorted responses for that reason)."""
-    prompt = item.prompt_raw if item.prompt_raw is not None else item.prompt
-    payload = (item.dataset_id, prompt, sorted(r.text for r in item.responses))
-    return hashlib.sha1(orjson.dumps(payload)).hexdigest()
-
-
-def display_id(dataset_id: str, taken: Container[str]) -> str:
-    """The dataset's id, or ``id#2``, ``id#3``… when an item with other content has it."""
-    if dataset_id not in taken:
-        return dataset_id
-    k = 2
-    while f"{dataset_id}#{k}" in taken:
-        k += 1
-    return f"{dataset_id}#{k}"
-
-
-@dataclass
-class AddResult:
-    """What adding items did: the items written (``ids[i]`` is the store id of
-    ``added[i]``), and the items skipped.
-
-    ``unchanged``/``conflicts`` name items already in the project with the same identity
-    (:func:`identity_key`) and the same / other content (``conflict_lines[i]`` is the source
-    line of ``conflicts[i]``); ``repeats`` are ``(line, ext_id, first line, identical)`` for
-    rows repeating an earlier row of the same import, ``identical`` telling whether the
-    content matched too.
-    """
-
-    added: list[Item] = field(default_factory=list)
-    ids: list[int] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    conflicts: list[str] = field(default_factory=list)
-    conflict_lines: list[int | None] = field(default_factory=list)
-    repeats: list[tuple[int | None, str, int | None, bool]] = field(default_factory=list)
-
-    def extend(self, other: AddResult) -> None:
-        self.added += other.added
-        self.ids += other.ids
-        self.unchanged += other.unchanged
-        self.conflicts += other.conflicts
-        self.conflict_lines += other.conflict_lines
-        self.repeats += other.repeats
-
-
-@dataclass
-class ItemBatch:
-    """Rows ready for ``executemany``, built from items without touching SQLite."""
-
-    result: AddResult
-    items: list[tuple] = field(default_factory=list)
-    responses: list[tuple] = field(default_factory=list)
-    steps: list[tuple] = field(default_factory=list)
-    media: list[tuple] = field(default_factory=list)
-    tags: list[tuple] = field(default_factory=list)
-
-
-class ItemBatcher:
-    """Turns items into insert rows: hashes, matches identities already stored, gives
-    display ids, assigns store ids. Pure Python; batches must be written in the order they
-    were made, all inside one transaction.
-
-    ``existing`` maps each stored identity to its content hash; ``taken`` holds the stored
-    display ids."""
-
-    def __init__(self, existing: dict[str, str], taken: set[str], next_id: int, import_id: int | None):
-        self.existing = existing
-        self.taken = taken
-        self.next_id = next_id
-        self.import_id = import_id
-        self.seen: dict[str, tuple[int | None, str, str]] = {}  # identity -> (line, ext_id, hash), this batcher
-
-    def batch(self, items: Sequence[Item], lines: Sequence[int | None] | None = None) -> ItemBatch:
-        out = ItemBatch(AddResult())
-        result, existing = out.result, self.existing
-        for n, item in enumerate(items):
-            line = lines[n] if lines is not None else None
-            extra_json = dumps(item.extra) if item.extra else "{}"
-            digest = content_hash(item, extra_json)
-            key = identity_key(item)
-            first = self.seen.get(key)
-            if first is not None:
-                result.repeats.append((line, first[1], first[0], first[2] == digest))
-                continue
-            stored = existing.get(key)
-            if stored is not None:
-                self.seen[key] = (line, item.ext_id, digest)
-                if stored == digest:
-                    result.unchanged.append(item.ext_id)
-                else:
-                    result.conflicts.append(item.ext_id)
-                    result.conflict_lines.append(line)
-                continue
-            shown = display_id(item.dataset_id, self.taken)
-            if shown != item.ext_id or item.source_id is not None:
-                item = replace(item, ext_id=shown, source_id=None if shown == item.dataset_id else item.dataset_id)
-            self.taken.add(shown)
-            existing[key] = digest
-            self.seen[key] = (line, shown, digest)
-            item_id = self.next_id
-            self.next_id += 1
-            ref = item.reference
-            ranking = ref.ranking
-            out.items.append(
-                (
-                    item_id,
-                    item.ext_id,
-                    item.source_format,
-                    item.category,
-                    item.subset,
-                    item.prompt,
-                    len(item.prompt.split()),
-                    item.prompt_raw,
-                    item.media_kind,
-                    len(item.responses),
-                    orjson.dumps(ranking).decode() if ranking else None,
-                    ranking[0] if ranking else None,
-                    ref.strength,
-                    ref.ground_truth,
-                    extra_json,
-                    digest,
-                    self.import_id,
-                    sum(1 for m in item.media if m.path is None),
-                    item.source_id,
-                    key,
-                )
-            )
-            for r in item.responses:
-                out.responses.append((item_id, r.index, r.text, len(r.text.split()), r.model))
-                for s_idx, step in enumerate(r.steps):
-                    correct = None if step.correct is None else int(step.correct)
-                    out.steps.append((item_id, r.index, s_idx, step.text, correct))
-            for m_idx, m in enumerate(item.media):
-                out.media.append((item_id, m_idx, m.kind, m.ref, m.path, m.problem))
-            for t_idx, t in enumerate(ref.error_tags):
-                out.tags.append((item_id, t_idx, t.kind, t.subkind, t.note, t.raw))
-            result.added.append(item)
-            result.ids.append(item_id)
-        return out
+__all__ = [
+    "AddResult",
+    "FilteredItems",
+    "ItemBatch",
+    "ItemBatcher",
+    "ItemsMixin",
+    "content_hash",
+    "display_id",
+    "identity_key",
+]
 
 
 _SUMMARY_SQL = (
@@ -370,6 +221,56 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
     return " AND ".join(clauses), params
 
 
+class FilteredItems:
+    """The items a filter selects, in table order, from one query (:meth:`ItemsMixin.filtered_items`):
+    the table's row count, pages and an item's row all come from this one result, so they
+    agree with each other even while labels change underneath.
+
+    The ids stay the comma-joined text SQLite returned: the count, the first page and the row
+    of a selected item are read from it at C speed; only a later page or the row of an item
+    the filter does not select parse it into integers (once)."""
+
+    def __init__(self, store: ItemsMixin, item_filter: ItemFilter, text: str | None, in_id_order: bool):
+        self.store = store
+        self.filter = item_filter
+        self.text = text or ""
+        self.in_id_order = in_id_order
+        self._ids: array | None = None
+        self._framed: str | None = None
+
+    @property
+    def count(self) -> int:
+        return self.text.count(",") + 1 if self.text else 0
+
+    @property
+    def ids(self) -> array:
+        """Every selected id, in table order."""
+        if self._ids is None:
+            self._ids = array("q", map(int, self.text.split(","))) if self.text else array("q")
+        return self._ids
+
+    def row_of(self, item_id: int) -> int:
+        """The item's row; for an item the filter does not select, the row it would have in
+        store order (the number of selected items before it), or the row count."""
+        if self._framed is None:
+            self._framed = f",{self.text},"
+        at = self._framed.find(f",{item_id},")
+        if at >= 0:
+            return self._framed.count(",", 0, at)
+        return bisect_left(self.ids, item_id) if self.in_id_order else self.count
+
+    def page(self, offset: int, limit: int) -> list[ItemSummary]:
+        """The table rows ``offset`` … ``offset + limit - 1``."""
+        if offset == 0 and self._ids is None:
+            ids = [int(i) for i in self.text.split(",", limit)[:limit]] if self.text and limit > 0 else []
+        else:
+            ids = self.ids[offset : offset + limit].tolist()
+        if self.in_id_order:
+            return self.store.item_summaries_by_id(ids)
+        by_id = {s.id: s for s in self.store.item_summaries_by_id(ids)}
+        return [by_id[i] for i in ids if i in by_id]
+
+
 class ItemsMixin(MediaStoreMixin):
     """Item storage. Mixed into :class:`pairscope.app.store.Store`."""
 
@@ -388,16 +289,39 @@ class ItemsMixin(MediaStoreMixin):
             return batch.result
 
     def item_batcher(self, import_id: int | None = None) -> ItemBatcher:
-        """A batcher that knows the stored ids; use it and :meth:`write_batch` inside one
-        transaction so no other writer can slip in between."""
-        with self._lock:
-            existing = dict(self.conn.execute("SELECT identity, content_hash FROM items"))
-            taken = {ext for (ext,) in self.conn.execute("SELECT ext_id FROM items")}
-            next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM items").fetchone()[0]
-        return ItemBatcher(existing, taken, next_id, import_id)
+        """A batcher that looks up the stored items batch by batch; use it and
+        :meth:`write_batch` inside one transaction so no other writer can slip in between."""
 
-    def write_batch(self, batch: ItemBatch) -> None:
-        """Insert a batch made by :meth:`item_batcher` (in the caller's transaction)."""
+        def lookup(identities: list[str], ext_ids: list[str]) -> tuple[dict[str, tuple[int, str, str]], set[str]]:
+            with self._lock:
+                stored = {
+                    identity: (item_id, digest, ext_id)
+                    for identity, item_id, digest, ext_id in self.conn.execute(
+                        "SELECT identity, id, content_hash, ext_id FROM items"
+                        " WHERE identity IN (SELECT value FROM json_each(?))",
+                        (orjson.dumps(identities).decode(),),
+                    )
+                }
+                taken = {
+                    ext
+                    for (ext,) in self.conn.execute(
+                        "SELECT ext_id FROM items WHERE ext_id IN (SELECT value FROM json_each(?))",
+                        (orjson.dumps(ext_ids).decode(),),
+                    )
+                }
+            return stored, taken
+
+        def taken(ext_id: str) -> bool:
+            return bool(self.query("SELECT 1 FROM items WHERE ext_id = ?", (ext_id,)))
+
+        with self._lock:
+            next_id = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM items").fetchone()[0]
+        return ItemBatcher(lookup, taken, next_id, import_id)
+
+    def write_batch(self, batch: ItemBatch, index: bool = True) -> None:
+        """Insert a batch made by :meth:`item_batcher` (in the caller's transaction). With
+        ``index=False`` the caller adds the items to the full-text index afterwards, all at
+        once (:meth:`index_items`), as an import does."""
         if not batch.items:
             return
         with self.transaction() as conn:
@@ -414,7 +338,14 @@ class ItemsMixin(MediaStoreMixin):
             conn.executemany("INSERT INTO steps VALUES (?,?,?,?,?)", batch.steps)
             conn.executemany("INSERT INTO media VALUES (?,?,?,?,?,?)", batch.media)
             conn.executemany("INSERT INTO ref_error_tags VALUES (?,?,?,?,?,?)", batch.tags)
-            index_batch(conn, batch.items, batch.responses)
+            if index:
+                index_batch(conn, batch.items, batch.responses)
+
+    def index_items(self, first_id: int, last_id: int) -> None:
+        """Add the items with ids ``first_id`` … ``last_id`` to the full-text index, read
+        through the index's own source view (in the caller's transaction)."""
+        with self.transaction() as conn:
+            index_range(conn, first_id, last_id)
 
     def begin_import(self, path: str, fmt: str, sha256: str, options: dict) -> int:
         """Log an import (call inside the import's transaction); returns its id."""
@@ -454,6 +385,18 @@ class ItemsMixin(MediaStoreMixin):
         )
         return [ItemSummary(*row) for row in rows]
 
+    def filtered_items(self, item_filter: ItemFilter | None = None) -> FilteredItems:
+        """The ids a filter selects in table order, in one query: what the item table reads
+        when its filter changes (count, first page and the current item's row from it)."""
+        f = item_filter or ItemFilter()
+        where, params = _filter_sql(f)
+        order, order_params = _order_sql(f)
+        text = self.query(
+            f"SELECT group_concat(id) FROM (SELECT i.id AS id FROM items i WHERE {where} ORDER BY {order})",
+            (*params, *order_params),
+        )[0][0]
+        return FilteredItems(self, f, text, in_id_order=not order_params)
+
     def item_confidences(self, run_id: int, item_ids: Sequence[int]) -> dict[int, float | None]:
         """The item confidence (``app.judge.confidence``) of these items in a run, as stored."""
         if not item_ids:
@@ -492,6 +435,14 @@ class ItemsMixin(MediaStoreMixin):
     def item_id(self, ext_id: str) -> int | None:
         row = self.query("SELECT id FROM items WHERE ext_id = ?", (ext_id,))
         return row[0][0] if row else None
+
+    def item_keys(self) -> list[tuple[int, str, str | None]]:
+        """``(item id, dataset id, first media ref as written)`` of every item, in id order: the
+        keys toolkits group items by (an id's pairs; VL-RewardBench's ``image_path`` folder)."""
+        return self.query(
+            "SELECT i.id, coalesce(i.source_id, i.ext_id),"
+            " (SELECT m.ref FROM media m WHERE m.item_id = i.id ORDER BY m.idx LIMIT 1) FROM items i ORDER BY i.id"
+        )
 
     def get_item(self, item_id: int) -> Item:
         """Load one whole item; raises ``KeyError`` for an unknown id."""

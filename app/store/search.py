@@ -86,6 +86,17 @@ def index_batch(conn: sqlite3.Connection, items: Sequence[tuple], responses: Seq
     conn.executemany("INSERT INTO item_text (rowid, prompt, responses) VALUES (?, ?, ?)", rows)
 
 
+def index_range(conn: sqlite3.Connection, first_id: int, last_id: int) -> None:
+    """Add the stored items with ids ``first_id`` … ``last_id`` to the full-text index in one
+    statement (an import's items, at the end of its transaction), reading the view the index
+    is defined over, so that what is indexed is what FTS5 later removes."""
+    conn.execute(
+        "INSERT INTO item_text (rowid, prompt, responses)"
+        " SELECT id, prompt, responses FROM item_text_source WHERE id BETWEEN ? AND ?",
+        (first_id, last_id),
+    )
+
+
 def rebuild_index(store: Store) -> None:
     """Re-read every item into the full-text index (repair; the migration's backfill)."""
     with store.transaction() as conn:
@@ -169,6 +180,7 @@ __all__ = [
     "MAX_TERMS",
     "fts_query",
     "index_batch",
+    "index_range",
     "rebuild_index",
     "check_index",
     "saved_filters",

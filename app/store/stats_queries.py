@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .connection import loads
 from .judge import JudgeMixin, RunRecord
 from .snapshot import SnapshotMixin
 
@@ -30,19 +31,35 @@ _CURRENT_ADJUDICATIONS = (
     " ORDER BY created_at, label_rowid"
 )
 
-# The step marks of current labels (the JSON stays in SQLite for labels that mark none).
+# The step marks of current labels on step items (the JSON stays in SQLite for labels that mark
+# none; a project without step items reads no label row: the IN list is empty).
 _CURRENT_STEP_MARKS = (
     "SELECT lc.annotator_id, lc.item_id, l.step_marks FROM label_current lc JOIN labels l ON l.rowid = lc.label_rowid"
-    " WHERE lc.kind = 'label' AND lc.outcome != 'cleared' AND l.step_marks != '[]'"
+    " WHERE lc.kind = 'label' AND lc.item_id IN (SELECT DISTINCT item_id FROM steps)"
+    " AND lc.outcome != 'cleared' AND l.step_marks != '[]'"
 )
 
+# One pass over a run's verdicts, in (item, sample) order: the integer columns comma-joined, and
+# the scores and confidences of the samples that have them as JSON [item, sample, value] rows.
 # first shown = the first number of the JSON order list, cut out in SQL
 _RUN_VERDICTS = (
     "SELECT group_concat(item_id), group_concat(sample_idx), group_concat(coalesce(choice, -1)),"
     " group_concat(parsed), group_concat(error IS NULL),"
     " group_concat(CAST(substr(order_shown, 2, CASE WHEN instr(order_shown, ',') > 0"
-    " THEN instr(order_shown, ',') - 2 ELSE length(order_shown) - 2 END) AS INTEGER))"
-    " FROM verdicts WHERE run_id = ?"
+    " THEN instr(order_shown, ',') - 2 ELSE length(order_shown) - 2 END) AS INTEGER)),"
+    " json_group_array(json_array(item_id, sample_idx, scores)) FILTER (WHERE parsed = 1 AND scores IS NOT NULL),"
+    " json_group_array(json_array(item_id, sample_idx, confidence)) FILTER (WHERE confidence IS NOT NULL)"
+    " FROM verdicts WHERE run_id = ?"  # walks the index verdicts_run_vote: (item, sample) order
+)
+
+# One pass over the items, in id order: integer columns comma-joined, text columns as JSON arrays.
+_ITEM_COLUMNS = (
+    "SELECT group_concat(id), group_concat(n_responses), group_concat(coalesce(ref_chosen, -1)),"
+    " group_concat(prompt_words), json_group_array(category), json_group_array(media_kind),"
+    " json_group_array(json_extract(extra, '$.query_source')),"
+    " group_concat((length(coalesce(prompt_raw, prompt)) - length(replace(coalesce(prompt_raw, prompt),"
+    " '<image>', ''))) / 7)"
+    " FROM (SELECT * FROM items ORDER BY id)"
 )
 
 
@@ -100,15 +117,7 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
         """Items, current labels and every judge run's verdicts, read in one read transaction
         (:meth:`read_snapshot`): labels committed meanwhile by others are all in or all out."""
         with self.read_snapshot():
-            ids, n_resp, chosen, words = self.query(
-                "SELECT group_concat(id), group_concat(n_responses), group_concat(coalesce(ref_chosen, -1)),"
-                " group_concat(prompt_words) FROM (SELECT * FROM items ORDER BY id)"
-            )[0]
-            text_rows = self.query(
-                "SELECT category, media_kind, json_extract(extra, '$.query_source'),"
-                " (length(coalesce(prompt_raw, prompt)) - length(replace(coalesce(prompt_raw,"
-                " prompt), '<image>', ''))) / 7 FROM items ORDER BY id"
-            )
+            ids, n_resp, chosen, words, categories, media_kinds, sources, image_tokens = self.query(_ITEM_COLUMNS)[0]
             r_items, r_idx, r_words = self.query(
                 "SELECT group_concat(item_id), group_concat(idx), group_concat(words) FROM responses WHERE idx < 2"
             )[0]
@@ -118,14 +127,14 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             adjudications = self.query(_CURRENT_ADJUDICATIONS)
             runs = [self._run_verdict_rows(run) for run in self.runs()]
             reference_steps = self.query("SELECT item_id, response_idx, idx, ref_correct FROM steps")
-            step_marks = self.query(_CURRENT_STEP_MARKS)
+            step_marks = self.current_step_marks()
         return StatsRows(
             ids,
             n_resp,
             chosen,
             words,
-            [r[0] for r in text_rows],
-            [r[1] for r in text_rows],
+            loads(categories),
+            loads(media_kinds),
             r_items,
             r_idx,
             r_words,
@@ -135,25 +144,26 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             l_annotators,
             l_codes,
             runs,
-            [r[2] for r in text_rows],
-            ",".join(str(r[3]) for r in text_rows) or None,
+            loads(sources),
+            image_tokens,
             _newest_adjudications(adjudications),
             reference_steps,
             step_marks,
         )
 
+    def current_step_marks(self) -> list[tuple[int, int, str]]:
+        """``(annotator id, item id, step marks JSON)`` of the current labels that mark steps,
+        on items that have steps only: without step items no label row is read."""
+        return self.query(_CURRENT_STEP_MARKS)
+
     def _run_verdict_rows(self, run: RunRecord) -> RunVerdictRows:
-        columns = tuple(self.query(_RUN_VERDICTS, (run.id,))[0])
-        scores = self.query(
-            "SELECT item_id, sample_idx, scores FROM verdicts WHERE run_id = ? AND parsed = 1 AND scores IS NOT NULL"
-            " ORDER BY item_id, sample_idx",
-            (run.id,),
+        *columns, scores, confidences = self.query(_RUN_VERDICTS, (run.id,))[0]
+        return RunVerdictRows(
+            run,
+            tuple(columns),
+            sorted(tuple(row) for row in loads(scores)) if scores else [],
+            [tuple(row) for row in loads(confidences)] if confidences else [],
         )
-        confidences = self.query(
-            "SELECT item_id, sample_idx, confidence FROM verdicts WHERE run_id = ? AND confidence IS NOT NULL",
-            (run.id,),
-        )
-        return RunVerdictRows(run, columns, scores, confidences)
 
 
 def _newest_adjudications(rows: list[tuple]) -> list[tuple[int, int]]:
