@@ -130,6 +130,7 @@ def test_runs_of_non_breaking_characters_count_as_one_run():
 
 def test_a_huge_response_shows_a_plain_text_preview(pane):
     text = words(3_000_000)
+    pane.set_diff_highlight(True)  # most words differ: the diff is asked for (off by default)
     pane.show_responses(pair(text))
     card = pane.cards()[0]
     body = shown(card)
@@ -144,6 +145,7 @@ def test_a_huge_response_shows_a_plain_text_preview(pane):
 
 def test_show_all_of_a_huge_response_skips_the_word_diff(pane):
     text = words(budget.DIFF_LIMIT + 50_000)
+    pane.set_diff_highlight(True)  # most words differ: the diff is asked for (off by default)
     pane.show_responses(pair(text, "the red circle"))
     assert pane.highlighted_fragments(0)
     pane.cards()[0].show_all_button.click()
@@ -375,6 +377,7 @@ def test_a_hostile_img_stays_inert_in_every_mode(pane, qtbot, tmp_path, filler):
 
 def test_a_diff_with_thousands_of_changes_is_drawn_with_a_bounded_number_of_highlights(pane):
     code = "```\n" + "\n".join(f"x{i} = {i} * y" for i in range(3_000)) + "\n```"
+    pane.set_diff_highlight(True)  # most words differ: the diff is asked for (off by default)
     pane.show_responses(pair(code, "Some normal answer with x1 = 1 * y in it."))
     card = pane.cards()[0]
     assert pane.highlighted_fragments(0)  # (runs the pending diff now)

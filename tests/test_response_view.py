@@ -11,6 +11,7 @@ from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QColor, QFont, QImage, QTextCursor, QTextDocument, QTextFormat
 from PySide6.QtWidgets import QScrollArea, QSplitter
 
+from helpers import WAIT_MS
 from pairscope.widgets.response_view import (
     DIFF_COLOR,
     EMPTY_TEXT,
@@ -222,8 +223,17 @@ def test_plain_text_toggle_shows_literal_markdown(pane):
 # --- math ---------------------------------------------------------------------------------
 
 
-def test_latex_stays_visible_and_monospace(pane):
-    text = "Let $a_1 * b_2$ and $x*y*z$ where \\(a_b\\) and $\\{x\\}$ and $\\frac{a}{b}$.\n\n\\[ x^2 \\]"
+def test_latex_stays_visible_and_monospace_until_drawn_then_is_drawn_as_formulas(pane, qtbot):
+    """Math is never eaten by Markdown: first shown as monospace code, then (matplotlib's
+    mathtext, off the GUI thread) as drawn formulas that keep their LaTeX as tooltip; what
+    mathtext cannot draw stays code. A formula is one character to the word diff."""
+    from pairscope.widgets.math_render import MathImages, formulas
+
+    text = (
+        "Let $a_1 * b_2$ and $x*y*z$ where \\(a_b\\) and $\\{x\\}$ and $\\frac{a}{b}$.\n\n\\[ x^2 \\]"
+        " and $\\begin{align} q \\end{align}$"
+    )
+    MathImages.shared()._cache.clear()  # drawn afresh: the first view shows the code
     pane.show_responses(responses(text, "x"))
     shown = text_of(pane, 0)
     for math in ("$a_1 * b_2$", "$x*y*z$", "\\(a_b\\)", "$\\{x\\}$", "$\\frac{a}{b}$", "\\[ x^2 \\]"):
@@ -231,6 +241,13 @@ def test_latex_stays_visible_and_monospace(pane):
     cursor = QTextCursor(pane.cards()[0].body.document())
     cursor.setPosition(shown.index("a_1") + 1)
     assert cursor.charFormat().fontFixedPitch()
+    doc = pane.cards()[0].body.document()
+    qtbot.waitUntil(lambda: len(formulas(doc)) == 6, timeout=WAIT_MS)
+    assert formulas(doc) == ["$a_1 * b_2$", "$x*y*z$", "$a_b$", "$\\{x\\}$", "$\\frac{a}{b}$", "$$x^2$$"]
+    drawn = doc.toPlainText()
+    assert "frac" not in drawn and drawn.count("\ufffc") == 6  # one object character per formula
+    assert "\\begin{align} q \\end{align}" in drawn  # mathtext cannot draw it: left as code
+    assert pane.cards()[0].body.resource_requests == []  # the images are the document's own
 
 
 def test_protect_math_leaves_code_money_and_fences_alone():
@@ -348,3 +365,17 @@ def test_empty_response_placeholder(pane):
 def test_no_responses(pane):
     pane.show_responses([])
     assert pane.layout_mode() == "empty" and pane.cards() == []
+
+
+def test_the_diff_is_off_by_default_where_most_words_differ_and_h_turns_it_on(pane):
+    """Two independently written answers share only function words: colouring the rest of
+    both said nothing (issue 24). Off by default there; the toggle still turns it on."""
+    a = "The image shows three red apples on a wooden table next to a tall glass of water."
+    b = "Two grey cats sleep on one blue sofa while rain falls outside the big window today."
+    pane.show_responses(responses(a, b))
+    assert pane.highlighted_fragments(0) == [] and pane.diff_skipped and not pane.diff_highlight_enabled()
+    pane.set_diff_highlight(not pane.diff_highlight_enabled())  # what H does
+    assert pane.highlighted_fragments(0) and pane.diff_highlight_enabled() and not pane.diff_skipped
+    pane.set_diff_highlight(None)  # automatic again: a pair differing in one number is highlighted
+    pane.show_responses(responses("There are 3 sinks.", "There are 2 sinks."))
+    assert pane.highlighted_fragments(0) == ["3"] and not pane.diff_skipped

@@ -102,12 +102,21 @@ class ItemTableModel(QAbstractTableModel):
             return brush
         if role == _TOOLTIP and column == 5:
             return tooltip(item.prompt_preview)  # dataset text: escaped, or Qt renders (and loads) its HTML
+        if role == _TOOLTIP and column == 0:
+            return tooltip(item.ext_id)  # the full id: the cell cuts a long one at its end
+        if role == _TOOLTIP and column == 4 and table_row.own_label:
+            return tooltip(table_row.own_label)
         return None
 
     def headerData(self, section: int, orientation, role=_DISPLAY):  # noqa: N802
         if role == _DISPLAY and orientation == Qt.Orientation.Horizontal:
             return COLUMNS[section]
         return None
+
+
+#: The id column grows to fit the ids of this many first rows, up to this width in pixels.
+ID_SAMPLE_ROWS = 200
+ID_WIDTH_MAX = 210
 
 
 class ItemTable(QTableView):
@@ -125,7 +134,9 @@ class ItemTable(QTableView):
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(22)
         self.setWordWrap(False)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # ids share prefixes and differ at the end
+        # Cut at the end, as everywhere else (a middle cut read as a different id); the tooltip
+        # shows the whole id.
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self._model: ItemTableModel | None = None
 
     def set_items(self, total: int, page_source: PageSource) -> None:
@@ -138,10 +149,21 @@ class ItemTable(QTableView):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
             self.setColumnWidth(column, width)
         header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        self._fit_id_column(total, widths[0])
         # Shown first what an annotator scans in a narrow list: id, status, my label.
         for visual, column in enumerate(VISUAL_ORDER):
             header.moveSection(header.visualIndex(column), visual)
         self.selectionModel().currentRowChanged.connect(self._on_row)
+
+    def _fit_id_column(self, total: int, least: int) -> None:
+        """Widen the id column to the longest id of the first rows (up to ID_WIDTH_MAX): ids
+        of one dataset differ at their end, where a narrow column cuts them."""
+        if self._model is None:
+            return
+        metrics = self.fontMetrics()
+        rows = (self._model.row(i) for i in range(min(total, ID_SAMPLE_ROWS)))
+        longest = max((metrics.horizontalAdvance(r.summary.ext_id) for r in rows if r is not None), default=0)
+        self.setColumnWidth(0, max(least, min(longest + 18, ID_WIDTH_MAX)))
 
     def model(self) -> ItemTableModel:  # typed accessor
         # set_items is the only place a model is set, and it is always an ItemTableModel.

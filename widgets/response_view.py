@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from .math_render import MathImages, render_math
 from .plain_text import plain_label
 from .render_budget import DIFF_LIMIT, DIFF_SPAN_LIMIT, RenderPlan, plan_body, plan_full, plan_steps, word_count
 from .render_budget import protect_math as protect_math  # re-exported: where it used to live
@@ -56,6 +57,9 @@ CURRENT_STEP_COLOR = QColor("#cfe2ff")
 MUTED_COLOR = "#8a8f98"
 MARK_STYLE = {True: ("✓", "#1e7b34", "#e3f5e6"), False: ("✗", "#b3261e", "#fbe4e2"), None: ("○", MUTED_COLOR, None)}
 BODY_POINT_SIZE = 11
+#: Past this share of changed text, a pair's word diff is off by default: two independently
+#: written 150-word answers share only function words, and colouring the rest tells nothing.
+MOSTLY_DIFFERENT = 0.6
 LIST_BODY_MAX_HEIGHT = 420
 _MARKDOWN = QTextDocument.MarkdownFeature.MarkdownDialectGitHub | QTextDocument.MarkdownFeature.MarkdownNoHTML
 _ROLE_WORDS = re.compile(r"\b(chosen|rejected)\b", re.IGNORECASE)
@@ -164,6 +168,14 @@ class ResponseCard(QFrame):
         self._show_all = False
         self._cut = False
         self.body.document().documentLayout().documentSizeChanged.connect(self._fit_height)
+        self._math_waiting = False  # formulas still being drawn: the card renders again when they are
+        MathImages.shared().ready.connect(self._math_ready)
+
+    def _math_ready(self) -> None:
+        if self._math_waiting:
+            self._math_waiting = False
+            self.render_body(self._markdown)
+            self.view_changed.emit()  # the pane diffs what is shown now
 
     def set_response(self, response: ResponseText) -> None:
         """Show another response in this card (marks, the current step and "Show all" start
@@ -210,6 +222,7 @@ class ResponseCard(QFrame):
         self._markdown = markdown
         doc = self.body.document()
         self._diff_selections = []
+        self._math_waiting = False
         self.body.setExtraSelections([])  # each selection's cursor would follow every edit below
         plan = RenderPlan("", False)
         # Empty the document before changing the wrap mode: Qt would re-wrap the old text.
@@ -228,6 +241,8 @@ class ResponseCard(QFrame):
             plan = plan_full(self.response.text) if self._show_all else plan_body(self.response.text, markdown)
             self._set_wrap(plan.wrap_anywhere)
             render_plan(doc, plan)
+            if plan.markdown and ("$" in plan.text or "\\" in plan.text):  # formulas drawn (math_render)
+                self._math_waiting = render_math(doc, self.body.font().pointSizeF()) > 0
         if not self._show_all:
             self._cut = plan.cut
         self.budget_note.setText(plan.note)
@@ -348,7 +363,8 @@ class ResponsePane(QWidget):
         super().__init__(parent)
         self._cards: list[ResponseCard] = []
         self._markdown = True
-        self._diff = True
+        self._diff: bool | None = None  # None: automatic (off where most words differ)
+        self._diff_skipped = False  # the pair shown differs in most words (see MOSTLY_DIFFERENT)
         self._diff_job: Iterator[None] | None = None
         self._diff_timer = QTimer(self)
         self._diff_timer.setSingleShot(True)
@@ -362,6 +378,7 @@ class ResponsePane(QWidget):
 
     def show_responses(self, responses: Sequence[ResponseText]) -> None:
         """Replace the shown responses; two → side by side, more → a vertical list."""
+        self._diff_skipped = False  # a new pair: decided again
         if self._cards and 0 < len(responses) <= 2 and len(responses) == len(self._cards):
             # Same layout as before: refill the cards instead of rebuilding the widgets
             # (measured: half of the time of stepping to the next item went to rebuilding).
@@ -420,12 +437,21 @@ class ResponsePane(QWidget):
     def markdown_enabled(self) -> bool:
         return self._markdown
 
-    def set_diff_highlight(self, enabled: bool) -> None:
+    def set_diff_highlight(self, enabled: bool | None) -> None:
+        """Highlight the word diff on every pair (True), on none (False), or — the default,
+        ``None`` — on pairs that do not differ in most words (:data:`MOSTLY_DIFFERENT`)."""
         self._diff = enabled
         self._apply_diff()
 
     def diff_highlight_enabled(self) -> bool:
-        return self._diff
+        """Whether the diff is highlighted on the pair shown (``H`` flips this)."""
+        return bool(self._diff) if self._diff is not None else not self._diff_skipped
+
+    @property
+    def diff_skipped(self) -> bool:
+        """The pair shown differs in most words and its diff is left off (it would colour
+        most of both responses); ``H`` turns it on."""
+        return self._diff is None and self._diff_skipped
 
     def highlighted_fragments(self, card_index: int) -> list[str]:
         """The texts highlighted as differing in one card (for tests and tooltips); a pending
@@ -452,7 +478,7 @@ class ResponsePane(QWidget):
         self._diff_job = None
         for card in self._cards:
             card.set_diff_spans([])
-        if not self._diff or len(self._cards) != 2 or any(c.is_empty or c.has_steps for c in self._cards):
+        if self._diff is False or len(self._cards) != 2 or any(c.is_empty or c.has_steps for c in self._cards):
             return
         if any(card.body.document().characterCount() > DIFF_LIMIT for card in self._cards):
             return  # "Show all" of a huge response: the word diff would block for seconds
@@ -471,14 +497,23 @@ class ResponsePane(QWidget):
         else:
             self._diff_timer.start()
 
-    @staticmethod
-    def _diff_steps(first: ResponseCard, second: ResponseCard) -> Iterator[None]:
+    def _diff_steps(self, first: ResponseCard, second: ResponseCard) -> Iterator[None]:
         # Diff what is on screen: positions in toPlainText() are document positions.
         spans_a, spans_b = word_diff(first.body.document().toPlainText(), second.body.document().toPlainText())
+        self._diff_skipped = changed_share(spans_a, spans_b) > MOSTLY_DIFFERENT
+        if self.diff_skipped:  # automatic, and most words differ: nothing to highlight
+            return
         yield
         first.set_diff_spans(coarsen(spans_a, DIFF_SPAN_LIMIT))
         yield
         second.set_diff_spans(coarsen(spans_b, DIFF_SPAN_LIMIT))
+
+
+def changed_share(spans_a: Sequence[Span], spans_b: Sequence[Span]) -> float:
+    """The share of both texts' characters the word diff marks as changed (0 … 1)."""
+    total = sum(s.end - s.start for s in (*spans_a, *spans_b))
+    changed = sum(s.end - s.start for s in (*spans_a, *spans_b) if s.changed)
+    return changed / total if total else 0.0
 
 
 def _one_line(text: str) -> str:

@@ -68,6 +68,10 @@ def run_judge(args: Any, open_project: Callable[..., Store]) -> int:
         batch_size=args.batch_size,
         parser=getattr(args, "parser", "lenient"),
     )
+    if getattr(args, "export_requests", None) is not None:
+        from .batch import export_run  # the run's requests for another executor: no backend opened
+
+        return export_run(args, config, open_project)
     with open_project(args.db) as store:
         try:
             backend = open_backend(options_from_args(args))
@@ -116,7 +120,9 @@ def run_judge(args: Any, open_project: Callable[..., Store]) -> int:
                 return 130
             if tty:
                 print(file=sys.stderr)
-            print(summarize(store, store.run(run.id)).line())
-            return 0
+            summary = summarize(store, store.run(run.id))
+            print(summary.line())
+            # Every sample failed (a model that cannot load, an endpoint that refuses): no result.
+            return 1 if summary.samples and summary.failed == summary.samples else 0
         finally:
             backend.close()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLineEdit, QMainWindow, QMenu
+from PySide6.QtWidgets import QDialog, QDockWidget, QLineEdit, QMainWindow, QMenu
 
 from pairscope.widgets.cheat_sheet import CheatSheet
 from pairscope.widgets.guidelines_panel import GuidelinesPanel
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 
 GUIDELINES_DOCK = "guidelines-dock"
+#: The statistics view's module: it imports scipy, statsmodels and matplotlib.
+STATS_MODULE = "pairscope.app.gui.stats_view"
 
 
 class Commands(Protocol):
@@ -104,6 +106,7 @@ class Shortcuts:
         self.stats_view: StatsView | None = None
         self.export_dialog: ExportDialog | None = None
         self.ensemble_dialog: EnsembleDialog | None = None
+        self.compare_dialog: QDialog | None = None  # Compare two judges… (compare_dialog.py)
         parts.panel.set_schema(self.schema)
         self._install()
 
@@ -148,7 +151,7 @@ class Shortcuts:
             "cheat_sheet": self.show_cheat_sheet,
             "guidelines": self.toggle_guidelines,
             "judge_panel": w.toggle_judge,
-            "statistics": self.show_statistics,
+            "statistics": self.open_statistics,
             "review_panel": w.toggle_review,
             "adjudicate": w.toggle_adjudicate,
             "add_to_collection": lambda: w.collect(False),
@@ -189,6 +192,18 @@ class Shortcuts:
             self.actions[shortcut.action] = action
         if "Navigate" in menus:
             self._install_queue_menu(menus["Navigate"])
+        # "Suspect references…" in the Ensemble dialog's menu (no key of its own; suspects_dialog.py)
+        review = menus.get(next((s.section for s in keymap if s.action == "ensemble"), ""))
+        if review is not None:
+            self.suspects_action = QAction("Suspect references…", self.window)
+            self.suspects_action.triggered.connect(lambda _checked=False: self.show_suspects())
+            review.addAction(self.suspects_action)
+        # "Compare two judges…" beside the Ensemble dialog (no key of its own)
+        ensemble = next((s.section for s in keymap if s.action == "ensemble"), None)
+        if ensemble is not None and ensemble in menus:
+            self.compare_action = QAction("Compare two judges…", self.window)
+            self.compare_action.triggered.connect(lambda _checked=False: self.show_compare())
+            menus[ensemble].addAction(self.compare_action)
 
     def _install_queue_menu(self, menu: QMenu) -> None:
         """ "Next item by: id order / judges disagree / …" (what U takes next, app/judge/queue.py), the
@@ -227,6 +242,24 @@ class Shortcuts:
         self.cheat_sheet = sheet
         return sheet
 
+    def open_statistics(self) -> None:
+        """The statistics key: the first time, scipy, statsmodels and matplotlib (seconds of
+        imports) load off the GUI thread, then the view opens; afterwards it opens at once."""
+        import sys
+
+        if STATS_MODULE in sys.modules:
+            self.show_statistics()
+            return
+        from .tasks import BackgroundOp
+
+        def load(_task) -> None:
+            import importlib
+
+            importlib.import_module(STATS_MODULE)
+
+        op = BackgroundOp(self.window, load, title="Statistics").with_progress("Loading the statistics…")
+        op.success(lambda _none: self.show_statistics()).run()
+
     def show_statistics(self) -> StatsView:
         from .stats_view import StatsView  # matplotlib loads only when asked for
 
@@ -245,6 +278,26 @@ class Shortcuts:
         dialog.resize(760, 640)
         dialog.show()
         self.ensemble_dialog = dialog
+        return dialog
+
+    def show_compare(self) -> QDialog:
+        from .compare_dialog import CompareDialog  # the statistics load when asked for
+
+        dialog = CompareDialog(self.controller, self.window)
+        dialog.setModal(False)
+        dialog.resize(1150, 760)
+        dialog.show()
+        self.compare_dialog = dialog
+        return dialog
+
+    def show_suspects(self) -> QDialog:
+        from .suspects_dialog import SuspectsDialog  # the statistics load when asked for
+
+        dialog = SuspectsDialog(self.controller, self.window)
+        dialog.setModal(False)
+        dialog.resize(1100, 760)
+        dialog.show()
+        self.suspects_dialog = dialog
         return dialog
 
     def _ensemble_applied(self, run_ids: list[int]) -> None:

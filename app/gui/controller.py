@@ -17,9 +17,15 @@ from ..judge.queue import QueueCache
 from ..judge.review import ReviewData, review_data
 from ..judge.runs import RunChoice, pick_run, run_choices
 from ..labeling.session import LabelingSession
-from ..records import Item, LabelDraft, TableRow
+from ..records import Item, ItemFilter, LabelDraft, TableRow
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
+
+
+def filtered_item_ids(store: Store, item_filter: ItemFilter) -> list[int]:
+    """The ids of the items ``item_filter`` selects, in the table's order (store work: what a
+    background op lists through its own connection instead of the window's table)."""
+    return [s.id for s in store.item_summaries(0, max(store.count_items(item_filter), 1), filter=item_filter)]
 
 
 @dataclass(frozen=True)
@@ -116,16 +122,24 @@ class AnnotationController(QObject):
         return chosen
 
     def row_count(self) -> int:
-        return self.store.count_items(self.filter)
+        """The table's rows under the filter: one query (``store.filtered_items``), which the
+        pages and :meth:`row_of` then read until the filter changes or is applied again."""
+        self.filtered = self.store.filtered_items(self.filter)
+        return self.filtered.count
+
+    def _filtered(self):
+        if getattr(self, "filtered", None) is None or self.filtered.filter != self.filter:
+            self.filtered = self.store.filtered_items(self.filter)
+        return self.filtered
 
     def page(self, offset: int, limit: int) -> list[TableRow]:
-        return self.session.table_rows(offset, limit, self.filter)
+        return self.session.table_rows(offset, limit, self._filtered())
 
     def categories(self) -> list[str]:
         return list(self.store.categories())
 
     def row_of(self, item_id: int) -> int:
-        return self.session.row_of(item_id, self.filter)
+        return self._filtered().row_of(item_id)
 
     def resume_row(self) -> int:
         """The row to open with: the first item this annotator has not labeled."""
@@ -171,6 +185,11 @@ class AnnotationController(QObject):
         if hit is not None:
             self._on_loaded(hit)
         return self.current
+
+    def clear_current(self) -> None:
+        """No item is current (the table shows none); a save then does nothing."""
+        self.close_frames()
+        self.current = None
 
     def frame_source(self, path: str) -> FrameSource:
         """Frames for playback of the current video (replaces the previous reader)."""
@@ -276,12 +295,10 @@ class AnnotationController(QObject):
         runs = self.ensemble or (None if self.run_id is None else (self.run_id,))
         return review_data(self.store, self.current.item, self.current.order, runs)
 
-    def add_to_collection(self, name: str, whole_filter: bool = False) -> int:
-        """Add the current item (or every item the table shows) to a named collection."""
-        if whole_filter:
-            ids = [row.summary.id for row in self.page(0, self.row_count())]
-        else:
-            ids = [self.current.item_id] if self.current else []
+    def add_to_collection(self, name: str) -> int:
+        """Add the current item to a named collection (every item the table shows: the
+        background op :func:`collect_filtered`)."""
+        ids = [self.current.item_id] if self.current else []
         return self.store.add_to_collection(name.strip(), ids)
 
     def close(self) -> None:
@@ -295,4 +312,13 @@ class AnnotationController(QObject):
         self.store.close()
 
 
-__all__ = ["AnnotationController", "ItemView", "FOCUS"]
+def collect_filtered(project: Path, name: str, item_filter: ItemFilter) -> int:
+    """Add every item ``item_filter`` selects to the collection ``name`` through a connection
+    of its own (a background op's work); returns how many were new."""
+    from .tasks import own_store
+
+    with own_store(project) as store:
+        return store.add_to_collection(name.strip(), filtered_item_ids(store, item_filter))
+
+
+__all__ = ["AnnotationController", "ItemView", "FOCUS", "collect_filtered", "filtered_item_ids"]

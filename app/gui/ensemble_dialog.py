@@ -6,6 +6,7 @@ The figures are :mod:`pairscope.app.judge.ensemble`'s; this module only lays the
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,7 +33,7 @@ from pairscope.widgets.stat_tables import StatSection
 
 from ..judge.ensemble import Ensemble, build_hard_set, default_min_fail, load_ensemble, save_hard_set
 from ..judge.modes import get_mode
-from .tasks import BackgroundOp, Task, error_message
+from .tasks import BackgroundOp, Task, error_message, own_store
 
 if TYPE_CHECKING:
     from .controller import AnnotationController
@@ -46,10 +47,11 @@ def _kappa(x: float) -> tuple[str, float | None]:
     return ("n/a", None) if np.isnan(x) else (f"{x:.3f}", x)
 
 
-def _read(store, run_ids: list[int], task: Task) -> tuple[Ensemble, dict]:
-    """The ensemble of these runs and its kappa matrix (off the GUI thread: a few thousand
-    items per run take a second or more)."""
-    ensemble = load_ensemble(store, run_ids)
+def _read(project: Path, readonly: bool, run_ids: list[int], task: Task) -> tuple[Ensemble, dict]:
+    """The ensemble of these runs and its kappa matrix (off the GUI thread, through a
+    connection of its own: a few thousand items per run take a second or more)."""
+    with own_store(project, readonly) as store:
+        ensemble = load_ensemble(store, run_ids)
     task.check()
     return ensemble, ensemble.kappa()
 
@@ -153,9 +155,9 @@ class EnsembleDialog(QDialog):
             self._show(None, {})
             return
         self.hard_count.setText(f"Reading {n} judge run{'s' if n != 1 else ''}…")
-        store = self.controller.store
+        project, readonly = self.controller.store.path, self.controller.store.readonly
         self._op = (
-            BackgroundOp(self, lambda task: _read(store, ids, task), title="Ensemble")
+            BackgroundOp(self, lambda task: _read(project, readonly, ids, task), title="Ensemble")
             .with_progress("Reading the judge runs…", bar=self.progress)
             .success(lambda result: self._show(*result) if ids == self.chosen() else None)
             .failure(lambda exc: self.hard_count.setText(f"Could not read the runs: {error_message(exc)}"))

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QToolButton,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -38,8 +39,8 @@ from ..curation.export import (
     export_project,
 )
 from . import tasks
-from .controller import AnnotationController
-from .tasks import BackgroundOp, Task
+from .controller import AnnotationController, filtered_item_ids
+from .tasks import BackgroundOp, Task, own_store
 
 SCOPES = {"Items shown in the table": "filtered", "Every item": "all"}
 ONLY = {"Every exportable item": None, "Adjudicated items only": "adjudicated", "Agreed or adjudicated": "agreed"}
@@ -115,7 +116,11 @@ class ExportDialog(QDialog):
         self.details = QPlainTextEdit(readOnly=True)
         self.details.setMinimumHeight(140)
         self.details.hide()
-        form = QFormLayout(self)
+        # The form, then the result below it in a column of its own: word-wrapped text in a
+        # QFormLayout row gets the wrong height, and the result ran under the buttons.
+        outer = QVBoxLayout(self)
+        form = QFormLayout()
+        outer.addLayout(form)
         form.addRow("Format", self.format)
         form.addRow("Media", self.media)
         form.addRow("Items", self.scope)
@@ -125,14 +130,14 @@ class ExportDialog(QDialog):
         form.addRow(self.explain)
         form.addRow("Which", self.only)
         form.addRow("Folder", row)
-        form.addRow(self.progress)
-        form.addRow(self.status)
-        form.addRow(self.details)
+        outer.addWidget(self.progress)
+        outer.addWidget(self.status)
+        outer.addWidget(self.details, 1)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Export")
         self.buttons.accepted.connect(self.run)
         self.buttons.rejected.connect(self.reject)
-        form.addRow(self.buttons)
+        outer.addWidget(self.buttons)
         signals = (self.source.currentIndexChanged, self.fallback.toggled, self.include_discarded.toggled)
         for signal in (*signals, self.media.currentIndexChanged):
             signal.connect(self._explain)
@@ -141,7 +146,7 @@ class ExportDialog(QDialog):
         self._op: BackgroundOp | None = None
 
     def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Export into")
+        folder = QFileDialog.getExistingDirectory(self, "Export into", str(self.controller.path.parent))
         if folder:
             self.folder.setText(folder)
 
@@ -199,30 +204,32 @@ class ExportDialog(QDialog):
         # "Every item" or a collection, and not when the table shows every item.
         table = describe_table_filter(controller.filter) if SCOPES.get(scope) == "filtered" else {}
 
-        def export(task: Task) -> ExportResult:
-            # The dialog is window-modal: the table's filter cannot change while this runs.
-            item_ids = [r.summary.id for r in controller.page(0, controller.row_count())] if table else None
-            task.check()
+        project, readonly = controller.store.path, controller.store.readonly
+        item_filter = controller.filter  # a frozen value: the op reads its own copy
 
+        def export(task: Task) -> ExportResult:
             def step(done: int, total: int) -> None:
                 task.check()  # raising here leaves no data file and no manifest
                 task.progress(done, total)
 
-            return export_project(
-                controller.store,
-                out,
-                fmt,
-                source=source,
-                fallback_reference=fallback,
-                include_discarded=include_discarded,
-                collection=collection,
-                only=only,
-                item_ids=item_ids,
-                table_filter=table or None,
-                force=force,
-                progress=step,
-                media=media,
-            )
+            with own_store(project, readonly) as store:  # never the window's connection
+                item_ids = filtered_item_ids(store, item_filter) if table else None
+                task.check()
+                return export_project(
+                    store,
+                    out,
+                    fmt,
+                    source=source,
+                    fallback_reference=fallback,
+                    include_discarded=include_discarded,
+                    collection=collection,
+                    only=only,
+                    item_ids=item_ids,
+                    table_filter=table or None,
+                    force=force,
+                    progress=step,
+                    media=media,
+                )
 
         self._set_running(True)
         self.status.setText("")
@@ -261,10 +268,23 @@ class ExportDialog(QDialog):
         self.status.setText(first + skipped)
         self.details.setPlainText(self.result_text)
         self.details.show()
+        self._grow_to_fit()
         self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText("Close")
         window = self.parent()
         if isinstance(window, QMainWindow):
             window.statusBar().showMessage(f"{first}{skipped}", 15000)
+
+    def _grow_to_fit(self) -> None:
+        """Make room for the result: the dialog grows (within its screen) instead of the text
+        running under the buttons."""
+        if (layout := self.layout()) is not None:
+            layout.activate()
+        hint = self.sizeHint()
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        height = max(self.height(), hint.height())
+        if screen is not None:
+            height = min(height, screen.height() - 60)
+        self.resize(max(self.width(), hint.width()), height)
 
     def _failed(self, exc: BaseException) -> None:
         self._set_running(False)

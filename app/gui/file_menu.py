@@ -26,7 +26,7 @@ from pairscope.widgets.plain_text import inert_html
 from ..labeling.keymap import FILE_KEYS, FILE_MENU, mnemonics
 from ..project import open_project
 from ..store import SchemaError, Store
-from .tasks import BackgroundOp
+from .tasks import BackgroundOp, own_store
 
 if TYPE_CHECKING:
     from ..records import ImportReport
@@ -68,10 +68,54 @@ def open_store(path: Path) -> Store:
         raise ValueError(f"{path} is a folder, not a PairScope project (a project is one .pairscope file)")
     if not path.exists():
         raise ValueError(f"{path} does not exist")
+    if is_data_file(path):
+        raise NotAProject(
+            f"{path} is a dataset file, not a PairScope project (a project is one .pairscope file);"
+            " File → Import a dataset… adds its items to a project"
+        )
     try:
         return open_project(path, fallback_readonly=True)
     except (OSError, SchemaError) as exc:
-        raise ValueError(f"{path} cannot be opened as a PairScope project: {exc}") from exc
+        said = str(exc)  # the store's message names the file already: said once
+        raise ValueError(
+            said if str(path) in said else f"{path} cannot be opened as a PairScope project: {said}"
+        ) from exc
+
+
+#: File name endings of the dataset files File → Import reads.
+DATA_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+
+
+class NotAProject(ValueError):
+    """A dataset file given where a project was asked for (it can be imported instead)."""
+
+
+def is_data_file(path: Path) -> bool:
+    """Whether ``path`` looks like a dataset file (by its name, and not an SQLite file)."""
+    if Path(path).suffix.lower() not in DATA_SUFFIXES:
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return not fh.read(16).startswith(b"SQLite format 3")
+    except OSError:
+        return False
+
+
+def import_into(project: Path, source: Path) -> ImportReport:
+    """Import ``source`` into the project at ``project`` through a connection of its own (a
+    background op's work: the window's connection is never used off its thread)."""
+    from ..importer import import_file  # the formats load only when a file is imported
+
+    with own_store(project) as store:
+        return import_file(store, source, None, source.parent)
+
+
+def copy_of(project: Path, readonly: bool, target: Path):
+    """Copy the project at ``project`` to ``target`` through a connection of its own."""
+    from ..curation.project_copy import copy_project
+
+    with own_store(project, readonly) as store:
+        return copy_project(store, target, force=True)
 
 
 def import_summary(report: ImportReport) -> str:
@@ -87,6 +131,23 @@ def import_summary(report: ImportReport) -> str:
     if report.problems:
         text += f"; {len(report.problems)} problem(s), listed under Show Details"
     return text
+
+
+#: How many lines of a failed import's reason the dialog shows itself (the rest: Show Details).
+SHOWN_PROBLEM_LINES = 5
+
+
+def failed_import_text(source: Path, exc: BaseException) -> str:
+    """What the dialog says when nothing was imported: the file and its first problems
+    (``file:line`` reasons) in the message itself, not only behind Show Details."""
+    lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+    shown = "\n".join(lines[:SHOWN_PROBLEM_LINES])
+    more = (
+        f"\n… and {len(lines) - SHOWN_PROBLEM_LINES} more lines (Show Details)"
+        if len(lines) > SHOWN_PROBLEM_LINES
+        else ""
+    )
+    return f"Nothing was imported from {source}:\n{shown}{more}"
 
 
 def import_problems(report: ImportReport) -> str:
@@ -130,6 +191,7 @@ class FileMenu:
         self._flush, self._refresh_items, self._make_window = flush, refresh_items, make_window
         self.successor: QMainWindow | None = None
         self.import_result: QMessageBox | None = None
+        self.offer: QMessageBox | None = None  # the last "import this dataset instead?" question
         bar = window.menuBar()
         self.menu = QMenu(FILE_MENU, window)
         first = bar.actions()[0] if bar.actions() else None
@@ -188,22 +250,41 @@ class FileMenu:
         window = self.window
         try:
             store = open_store(path)
+        except NotAProject:
+            self.offer_import(path)
+            return None
         except ValueError as exc:
             QMessageBox.warning(window, "PairScope", inert_html(str(exc)))
             return None
         remember_project(self.settings, path)
         successor = self._make_window(store, annotator)
         if store.readonly:
-            successor.setWindowTitle(f"{successor.windowTitle()} (read-only)")
             successor.statusBar().showMessage(store.note or f"{path} is open read-only.")
-        successor.resize(window.size())
-        successor.show()
+        # The same place, size and maximised state (Switch annotator is the same window to the user).
+        successor.restoreGeometry(window.saveGeometry())
+        if window.isMaximized():
+            successor.showMaximized()
+        else:
+            successor.show()
         self.successor = successor
         if not window.close():  # kept open: labels only in memory (app/gui/quit_guard.py)
             successor.close()
             self.successor = None
             return None
         return successor
+
+    def offer_import(self, path: Path) -> None:
+        """A dataset file chosen as a project: offer to import it into this one."""
+        question = inert_html(
+            f"{path} is a dataset file, not a PairScope project.\n\nImport its items into {self.controller.path.name}?"
+        )
+        box = QMessageBox(QMessageBox.Icon.Question, "Open project", question, parent=self.window)
+        importing = box.addButton("Import it", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(importing)
+        self.offer = box
+        box.finished.connect(lambda _r: self.import_dataset(path) if box.clickedButton() is importing else None)
+        box.open()
 
     def choose_project(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -215,9 +296,8 @@ class FileMenu:
     def save_copy(self, path: Path | None = None) -> BackgroundOp | None:
         """Copy the project, every saved label in it, to a file the user names (on the
         background executor); the result, or why it failed, in a dialog."""
-        from ..curation.project_copy import copy_project
-
         window, store = self.window, self.controller.store
+        project, readonly = store.path, store.readonly
         if path is None:
             start = str(store.path.with_name(f"{store.path.stem} copy{store.path.suffix}"))
             chosen, _ = QFileDialog.getSaveFileName(window, "Save a copy of the project", start, PROJECT_FILTER)
@@ -242,7 +322,7 @@ class FileMenu:
             say(QMessageBox.Icon.Critical, str(exc))
 
         op = (
-            BackgroundOp(window, lambda task: copy_project(store, target, force=True), title="Save a copy")
+            BackgroundOp(window, lambda task: copy_of(project, readonly, target), title="Save a copy")
             .with_progress(f"Copying to {target.name}…")
             .success(done)
             .failure(failed)
@@ -269,16 +349,15 @@ class FileMenu:
         executor; the report — counts and every problem with file:line — is shown in a dialog."""
         window = self.window
         if path is None:
-            chosen, _ = QFileDialog.getOpenFileName(window, "Import a dataset", str(Path.home()), DATASET_FILTER)
+            start = str(self.controller.path.parent)  # the project's folder, where its data usually is
+            chosen, _ = QFileDialog.getOpenFileName(window, "Import a dataset", start, DATASET_FILTER)
             if not chosen:
                 return None
             path = Path(chosen)
-        store, source = self.controller.store, path
+        project, source = self.controller.path, path
 
         def work(task) -> ImportReport:
-            from ..importer import import_file  # the formats load only when a file is imported
-
-            return import_file(store, source, None, source.parent)
+            return import_into(project, source)
 
         def done(report: ImportReport) -> None:
             self._refresh_items()
@@ -294,7 +373,7 @@ class FileMenu:
 
         def failed(exc: BaseException) -> None:
             box = QMessageBox(
-                QMessageBox.Icon.Critical, "Import", inert_html(f"Nothing was imported from {source}."), parent=window
+                QMessageBox.Icon.Critical, "Import", inert_html(failed_import_text(source, exc)), parent=window
             )
             box.setDetailedText(str(exc))
             box.open()
@@ -310,4 +389,12 @@ class FileMenu:
         return op
 
 
-__all__ = ["FileMenu", "open_store", "recent_projects", "remember_project", "add_mnemonics"]
+__all__ = [
+    "FileMenu",
+    "NotAProject",
+    "is_data_file",
+    "open_store",
+    "recent_projects",
+    "remember_project",
+    "add_mnemonics",
+]

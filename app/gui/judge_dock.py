@@ -82,14 +82,12 @@ class JudgeDock(QDockWidget):
             return
         settings = settings or self.panel.settings()
         self._remember(settings)
-        controller = self.controller
         self.panel.clear_stream()
         self._live_item = None
         self.panel.set_running(True, batch=True)
-        # Listing the table's items is store work: the worker does it off the GUI thread.
-        self.worker.judge_items(
-            lambda: [row.summary.id for row in controller.page(0, controller.row_count())], settings
-        )
+        # Listing the table's items is store work: the worker does it off the GUI thread, from
+        # the filter (a frozen value), through its own connection — never the labeling session.
+        self.worker.judge_items(self.controller.filter, settings)
 
     def _remember(self, settings: dict) -> None:
         if self.settings is not None:

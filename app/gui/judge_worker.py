@@ -4,7 +4,6 @@ waits for it. Results reach the GUI thread through this object's signals."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -21,8 +20,10 @@ from pairscope.models.base import (
 
 from ..judge.results import summarize
 from ..judge.session import JudgeConfig, JudgeSession, RunProgress
+from ..records import ItemFilter
 from ..store import Store
-from .tasks import BackgroundOp, Task, TaskManager, error_message
+from .controller import filtered_item_ids
+from .tasks import BackgroundOp, Task, TaskManager, error_message, own_store
 
 LANE = "judge"
 #: The judge panel's fields that are backend options: each goes to the chosen backend when its
@@ -60,7 +61,8 @@ class JudgeWorker(QObject):
         tasks: TaskManager | None = None,
     ):
         super().__init__(parent)
-        self.store = store
+        # Plain values only: each job opens the project through its own connection on the lane.
+        self.project, self.readonly = store.path, store.readonly
         self._factory = backend_factory
         self.tasks = tasks or TaskManager.of(parent)
         # Only touched on the lane's thread: the backend may need to stay on the thread that loaded it.
@@ -77,10 +79,10 @@ class JudgeWorker(QObject):
         """Judge one item, streaming its rationale."""
         self._submit("item", [item_id], settings)
 
-    def judge_items(self, item_ids: list[int] | Callable[[], list[int]], settings: dict) -> None:
-        """Judge many items in batches, with progress; ``item_ids`` may be a function that
-        lists them (store work, then done off the GUI thread)."""
-        self._submit("batch", item_ids if callable(item_ids) else list(item_ids), settings)
+    def judge_items(self, item_ids: list[int] | ItemFilter, settings: dict) -> None:
+        """Judge many items in batches, with progress; ``item_ids`` may be a table filter
+        whose items are listed off the GUI thread, through the job's own connection."""
+        self._submit("batch", item_ids if isinstance(item_ids, ItemFilter) else list(item_ids), settings)
 
     def cancel(self) -> None:
         if self._op is not None:
@@ -144,8 +146,14 @@ class JudgeWorker(QObject):
 
     def _do(self, task: Task, kind: str, item_ids, settings: dict) -> tuple[int, str, bool]:
         backend = self._load(task, settings)
-        if callable(item_ids):
-            item_ids = item_ids()
+        with own_store(self.project, self.readonly) as store:
+            return self._judge(task, store, backend, kind, item_ids, settings)
+
+    def _judge(
+        self, task: Task, store: Store, backend: JudgeBackend, kind: str, item_ids, settings: dict
+    ) -> tuple[int, str, bool]:
+        if isinstance(item_ids, ItemFilter):
+            item_ids = filtered_item_ids(store, item_ids)
         template = settings.get("template") or None
         config = JudgeConfig(
             mode=settings.get("mode", "pairwise"),
@@ -155,7 +163,7 @@ class JudgeWorker(QObject):
             template=template if template != settings.get("mode") else None,
             max_new_tokens=int(settings.get("max_new_tokens", 512)),
         )
-        session = JudgeSession(self.store, backend, config)
+        session = JudgeSession(store, backend, config)
         run = session.start()
         task.update(("status", f"Judging with run {run.id} …"))
         if kind == "item":
@@ -168,4 +176,4 @@ class JudgeWorker(QObject):
                 task.update(("progress", state.done, state.total, state.eta_s))
 
             session.judge(item_ids, progress=report, cancel=task.cancel)
-        return run.id, summarize(self.store, self.store.run(run.id)).line(), task.cancelled
+        return run.id, summarize(store, store.run(run.id)).line(), task.cancelled

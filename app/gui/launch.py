@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
+import signal
+import socket
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, qInstallMessageHandler
+from PySide6.QtCore import (
+    QCoreApplication,
+    QSettings,
+    QSocketNotifier,
+    QStandardPaths,
+    QTimer,
+    qInstallMessageHandler,
+)
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
@@ -18,6 +28,7 @@ from .controller import AnnotationController
 from .file_menu import open_store
 from .gc_thread import collect_on_gui_thread
 from .main_window import MainWindow
+from .placement import first_size
 from .tasks import install_error_hook
 
 
@@ -85,6 +96,52 @@ def start_application() -> QCoreApplication:
     return app
 
 
+#: The exit status after each signal that closes the window (128 + SIGINT's number, as shells say).
+SIGNAL_STATUS = {signal.SIGINT: 130, signal.SIGTERM: 0}
+
+
+class QuitSignals:
+    """SIGINT (Ctrl-C) and SIGTERM close the windows as File → Quit does (the label being
+    edited is saved, pending labels flushed or kept in the journal), then the event loop
+    ends with :data:`SIGNAL_STATUS`. Python runs a signal handler only between bytecodes, and
+    Qt's event loop runs none: SIGINT was ignored, or raised KeyboardInterrupt inside some slot
+    and crashed at exit. The C-level handler writes to a socket (``signal.set_wakeup_fd``)
+    whose notifier wakes the loop, so the Python handler runs at once."""
+
+    def __init__(self, app: QCoreApplication):
+        self.app = app
+        self.status: int | None = None
+        self._read, self._write = socket.socketpair()
+        self._read.setblocking(False)
+        self._write.setblocking(False)
+        self._previous_fd = signal.set_wakeup_fd(self._write.fileno())
+        self._previous = {sig: signal.signal(sig, self._handle) for sig in SIGNAL_STATUS}
+        self._notifier = QSocketNotifier(self._read.fileno(), QSocketNotifier.Type.Read, app)
+        self._notifier.activated.connect(self._drain)
+
+    def _drain(self, *_args) -> None:  # the Python handler has run by the time this slot runs
+        with contextlib.suppress(OSError):
+            self._read.recv(64)
+
+    def _handle(self, signum: int, _frame: object) -> None:
+        self.status = SIGNAL_STATUS.get(signal.Signals(signum), 1)
+        QTimer.singleShot(0, self._close_windows)
+
+    def _close_windows(self) -> None:
+        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if all(window.close() for window in windows):  # a window may stay: labels only in memory
+            self.app.exit(self.status or 0)
+
+    def restore(self) -> None:
+        """Put back the handlers that were there before."""
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        signal.set_wakeup_fd(self._previous_fd)
+        self._notifier.setEnabled(False)
+        self._read.close()
+        self._write.close()
+
+
 def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
     """Open the window on ``db`` (or the default project) and run until it closes."""
     if not has_display():
@@ -105,7 +162,8 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
         # A project that cannot be written (read-only media, folder or file) opens read-only.
         store = open_project(path, create=True) if db is None else open_store(path)
     except (OSError, SchemaError, ValueError) as exc:  # a folder, a FIFO, a foreign file ...
-        QMessageBox.critical(None, "PairScope", inert_html(f"Cannot open {path}:\n{exc}"))  # a path: text, not HTML
+        said = str(exc) if str(path) in str(exc) else f"Cannot open {path}:\n{exc}"  # the path said once
+        QMessageBox.critical(None, "PairScope", inert_html(said))  # a path: text, not HTML
         print(f"error: {exc}", file=sys.stderr)
         return 1
     settings.setValue("project/last", str(Path(path).resolve()))
@@ -114,16 +172,19 @@ def run(db: Path | None, annotator: str | None, item: str | None = None) -> int:
         print(f"warning: no item {item!r} in {path}; opening at the first unlabeled item", file=sys.stderr)
     window = MainWindow(AnnotationController(store, name), settings, start_item=start)
     if store.readonly:  # visible for the whole session: labels given here cannot be saved
-        window.setWindowTitle(f"{window.windowTitle()} (read-only)")
         window.statusBar().showMessage(store.note or f"{path} is open read-only.")
         print(f"note: {store.note or 'opened read-only'}", file=sys.stderr)
-    if window.saveGeometry().isEmpty() or settings.value("window/geometry") is None:
-        available = QApplication.primaryScreen().availableGeometry()
-        window.resize(min(1600, available.width()), min(1000, available.height()))
+    if not window.has_saved_geometry:
+        first_size(window)
     window.show()
     if os.environ.get("PAIRSCOPE_SELFTEST"):
         schedule_selftest(window, Path(path), name, os.environ["PAIRSCOPE_SELFTEST"])
-    return app.exec()
+    signals = QuitSignals(app)
+    try:
+        status = app.exec()
+    finally:
+        signals.restore()
+    return signals.status if signals.status is not None else status
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,13 +36,16 @@ from pairscope.widgets.response_view import ResponsePane, ResponseText
 from pairscope.widgets.review_panel import ReviewPanel
 
 from ..labeling.keymap import hint
+from ..records import LabelDraft
 from .actions import Shortcuts, WindowParts
-from .controller import AnnotationController
+from .controller import AnnotationController, collect_filtered
 from .file_menu import FileMenu
 from .focus import KeyboardHome
 from .media_loader import LoadedMedia
+from .placement import fit_to_screen, saved_value, window_title
 from .quit_guard import QuitGuard
 from .tasks import BackgroundOp, TaskManager
+from .watchdog import watchdog_from_env
 
 if TYPE_CHECKING:
     from .judge_dock import JudgeDock
@@ -59,6 +62,8 @@ FOCUS_FILTERS = {
     "Adjudicated": "adjudicated",
     "Not adjudicated": "not_adjudicated",
 }
+#: What the window shows where the item was when the filters select none.
+EMPTY_RESULT = "No items match these filters. Change the search, a filter or the judge run to see items again."
 #: The narrowest the media and responses column gets (two readable responses side by side).
 RESPONSES_MIN_WIDTH = 560
 
@@ -84,7 +89,8 @@ class MainWindow(QMainWindow):
         self.controller = controller
         self.settings = settings
         self.tasks = TaskManager(self)  # every background op of this window runs through it
-        self.setWindowTitle(f"PairScope — {controller.path.name}")
+        self.setWindowTitle(window_title(controller))  # names the annotator: always visible
+        self.watchdog = watchdog_from_env(self)  # PAIRSCOPE_WATCHDOG=1: GUI-thread blocks logged
 
         self.table = ItemTable()
         self.search = QLineEdit(placeholderText="Search id or prompt  (Ctrl+F)", clearButtonEnabled=True)
@@ -118,6 +124,7 @@ class MainWindow(QMainWindow):
         self.responses = ResponsePane()
         self.panel = LabelPanel(PANEL_HINTS)
         self.saved_label = plain_label()  # names the annotator
+        self.saved_label.setText(f"Annotator: {controller.annotator}")
         self.banner = Banner()  # labels not yet saved: how many and why
         self._layout()
         self.keyboard = KeyboardHome(self, self.center)  # Esc in a text field comes back here
@@ -147,6 +154,8 @@ class MainWindow(QMainWindow):
         controller.saved.connect(self._on_saved)
         controller.pending_changed.connect(self.banner.show_message)
         self.banner.retry_requested.connect(controller.retry_pending)
+        # Labels kept pending while a background op wrote land as soon as it ends.
+        self.tasks.op_ended.connect(lambda: controller.retry_pending() if controller.pending_count else None)
         self.banner.show_message(controller.pending_message())
         self.panel.typing_done.connect(self.keyboard.go_home)  # Enter or Esc in a panel text field
         parts = WindowParts(self.panel, self.media, self.responses, self.search)
@@ -161,11 +170,13 @@ class MainWindow(QMainWindow):
         )
         self.quit_guard = QuitGuard(self, controller)  # asks before labels only in memory are lost
 
+        self._built = False
         self.choose_run(self._remembered_run(), remember=False)
         self._restore_state()
         start = controller.row_of(start_item) if start_item is not None else controller.resume_row()
         self.apply_filter(select_row=start)
         self._update_progress()
+        self._built = True
 
     # -- layout ------------------------------------------------------------------------------
 
@@ -230,7 +241,11 @@ class MainWindow(QMainWindow):
             self.controller.set_filter(
                 self.search.text(), self.category.currentData(), self.status.currentData(), self.focus.currentData()
             )
-        self.table.set_items(self.controller.row_count(), self.controller.page)
+        rows = self.controller.row_count()
+        self.table.set_items(rows, self.controller.page)
+        if not rows:  # nothing to show: no item stays on screen to be labeled by mistake
+            self.show_empty()
+            return
         if select_row is None and current is not None:
             row = self.controller.row_of(current)
             rows = self.table.model().rowCount()
@@ -317,7 +332,7 @@ class MainWindow(QMainWindow):
             self.run_picker.setToolTip(tooltip(tip))  # a model name is text, never markup
             if remember and self.settings is not None:
                 self.settings.setValue(self._run_key(), chosen.id)
-        if self.controller.current is not None:  # not while the window is built
+        if self._built:  # not while the window is built (an empty result has no current item)
             if self.focus.currentData() is not None:
                 self.apply_filter()
             self.refresh_review()
@@ -343,7 +358,21 @@ class MainWindow(QMainWindow):
 
     # -- the current item --------------------------------------------------------------------
 
+    def show_empty(self) -> None:
+        """The filter selects no item: say so where the item was, and take the item away
+        (label keys then do nothing)."""
+        self.panel.flush()
+        self.controller.clear_current()
+        self.item_title.setText("")
+        self.prompt.setText("")
+        self.responses.show_responses([])
+        self.media.show_placeholder(EMPTY_RESULT)
+        self.panel.set_draft(LabelDraft())
+        self.panel.setEnabled(False)
+        self.statusBar().showMessage(EMPTY_RESULT, 8000)
+
     def show_item(self, item_id: int) -> None:
+        self.panel.setEnabled(True)
         self.panel.flush()
         model, row = self.table.model(), self.table.current_row()
         neighbours = tuple(
@@ -393,6 +422,7 @@ class MainWindow(QMainWindow):
         self.apply_filter(saved=self.controller.filter)  # statuses and progress of this mode
         self._update_progress()
         self.review.set_mode(f"Adjudicating as {self.controller.annotator}" if on else "")
+        self.setWindowTitle(window_title(self.controller))
         if on:
             self.review_dock.show()
         current = self.controller.current
@@ -416,8 +446,9 @@ class MainWindow(QMainWindow):
         if not whole_filter:  # one row: at once
             added(self.controller.add_to_collection(name))
             return
+        project, item_filter = self.controller.path, self.controller.filter
         (
-            BackgroundOp(self, lambda task: self.controller.add_to_collection(name, True), title="Collection")
+            BackgroundOp(self, lambda task: collect_filtered(project, name, item_filter), title="Collection")
             .with_progress(f"Adding to {name!r}…")
             .success(added)
             .run()
@@ -509,10 +540,28 @@ class MainWindow(QMainWindow):
 
     # -- settings ----------------------------------------------------------------------------
 
+    def _window_key(self, what: str) -> str:
+        """The QSettings key of this project's window ``what`` (geometry, state, splitters)."""
+        return self.project_key("window") + f"/{what}"
+
+    def _saved(self, what: str):
+        """This project's saved window ``what`` (:func:`.placement.saved_value`)."""
+        return saved_value(self.settings, self._window_key(what), what)
+
+    @property
+    def has_saved_geometry(self) -> bool:
+        """Whether a geometry was saved for this project (or any, by an older version)."""
+        return self._saved("geometry") is not None
+
     def _restore_state(self) -> None:
-        if self.settings is not None and self.settings.value("window/geometry") is not None:
-            self.restoreGeometry(self.settings.value("window/geometry"))
+        geometry = self._saved("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
         self._splitters_restored = False
+
+    def fit_to_screen(self) -> None:
+        """Keep the whole window, frame included, on its screen (:func:`.placement.fit_to_screen`)."""
+        fit_to_screen(self)
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt API)
         super().showEvent(event)
@@ -520,10 +569,14 @@ class MainWindow(QMainWindow):
         if not self._splitters_restored:
             self.keyboard.go_home()  # the first key is a label, never a search
         if not self._splitters_restored and self.settings is not None:
-            for key, splitter in (("window/main", self.main), ("window/center", self.center)):
-                value = self.settings.value(key)
+            # Splitters only: the docks stay hidden at start (review and judge show the reference).
+            for what, part in (("main", self.main), ("center", self.center)):
+                value = self._saved(what)
                 if value is not None:
-                    splitter.restoreState(value)
+                    part.restoreState(value)
+        if not self._splitters_restored:
+            for delay in (0, 300, 1000):  # the window manager frames the window a little later
+                QTimer.singleShot(delay, self, self.fit_to_screen)
         self._splitters_restored = True
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt API)
@@ -532,12 +585,16 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.media.clear()
+        self._filter_timer.stop()  # a search typed just before closing must not read the closed store
         if self._judge is not None:
             self._judge.shutdown()
         self.tasks.shutdown()  # cancels and joins every background op before the store closes
         if self.settings is not None:
-            self.settings.setValue("window/geometry", self.saveGeometry())
-            self.settings.setValue("window/main", self.main.saveState())
-            self.settings.setValue("window/center", self.center.saveState())
+            for what, value in (
+                ("geometry", self.saveGeometry()),
+                ("main", self.main.saveState()),
+                ("center", self.center.saveState()),
+            ):
+                self.settings.setValue(self._window_key(what), value)
         self.controller.close()
         super().closeEvent(event)

@@ -8,7 +8,6 @@ Labels kept in the journal are safe (stored at the next start): closing then ask
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
@@ -76,7 +75,7 @@ class QuitGuard:
 
     def _choose_file(self) -> str:
         name = self.controller.session.pending.journal.path.name
-        start = Path.home() / name
+        start = self.controller.path.parent / name  # the project's folder, where it is put to be replayed
         path, _ = QFileDialog.getSaveFileName(
             self.window, "Save the labels not stored", str(start), "Label journals (*.jsonl);;All files (*)"
         )

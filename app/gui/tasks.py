@@ -19,6 +19,13 @@ else one for the whole application). An op runs on its own thread, joined when i
 on a :class:`Lane`: one long-lived thread that runs its ops in order and owns state that
 must stay on one thread (a loaded judge model). ``TaskManager.shutdown()`` (the window's
 close) cancels every op and joins every thread.
+
+An op that reads or writes the project opens its own connection on its own thread
+(:func:`own_store`, from the project's path): the GUI thread's connection is the window's
+alone, so a long write (an import is one transaction) never holds a lock the window needs, and
+the window reads through WAL while it runs. An op's function is given plain values (a path, a
+filter, ids), never the window's store or labeling session. ``TaskManager.op_ended`` tells the
+window when an op ends (labels kept pending while it wrote land then).
 """
 
 from __future__ import annotations
@@ -30,11 +37,13 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -47,11 +56,27 @@ from shiboken6 import isValid
 
 from pairscope.widgets.plain_text import plain_label
 
+if TYPE_CHECKING:
+    from ..store import Store
+
 log = logging.getLogger(__name__)
 
 JOIN_TIMEOUT_S = 30.0
 PROGRESS_INTERVAL_S = 0.05  # at most ~20 progress repaints a second
 _ids = itertools.count(1)
+
+
+@contextmanager
+def own_store(path: str | Path, readonly: bool = False) -> Iterator[Store]:
+    """The project at ``path`` through a connection of the calling op's own (closed at the end
+    of the block): background work never uses the window's connection."""
+    from ..project import open_project
+
+    store = open_project(path, readonly=readonly)
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 class Cancelled(Exception):
@@ -416,8 +441,10 @@ class ProgressIndicator(QWidget):
 
 
 class TaskManager(QObject):
-    """Every op and lane of one window; :meth:`shutdown` cancels them and joins their threads."""
+    """Every op and lane of one window; :meth:`shutdown` cancels them and joins their threads.
+    ``op_ended`` is emitted on the GUI thread after each op's callbacks."""
 
+    op_ended = Signal()
     _app_instance: TaskManager | None = None
 
     def __init__(self, parent: QObject | None = None):
@@ -492,6 +519,8 @@ class TaskManager(QObject):
     def _remove(self, op: BackgroundOp) -> None:
         self._ops.pop(op.id, None)
         self._progress.pop(op.id, None)
+        if not self.closed:
+            QTimer.singleShot(0, self, self.op_ended.emit)  # after the op's own callbacks
 
     def _indicate(self, op: BackgroundOp, progress: Progress | None) -> None:
         """Show ``op``'s progress in the status-bar indicator (None: it ended)."""
@@ -520,5 +549,6 @@ __all__ = [
     "TaskManager",
     "error_message",
     "install_error_hook",
+    "own_store",
     "show_error",
 ]

@@ -5,7 +5,8 @@ response indices. This module is the only place that maps one to the other. Ever
 is written at once (append-only); undo and redo write new rows too, so the audit trail
 keeps every step.
 
-A write that fails for a reason that passes (the project busy with another process's write,
+A write that fails for a reason that passes (the project busy with another connection's write —
+waited for only :data:`SAVE_WAIT_MS` —,
 a full disk, a read-only file) is not lost: the label is kept pending (:mod:`.pending`: in
 memory and in a journal beside the project), shown as the item's label everywhere this
 session reads, and written in order on the next save, on :meth:`LabelingSession.retry_pending`
@@ -19,16 +20,21 @@ from dataclasses import dataclass, replace
 
 from ..records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from ..store import Store
+from ..store.busy import waiting_at_most
 from ..store.connection import utc_now
+from ..store.items import FilteredItems
 from ..store.label_schemas import label_schema_row
 from .pending import PendingLabels, UnsavedLabels, save_failure
 from .schema import DEFAULT_SCHEMA, LabelSchema, schema_from_json
 
 #: Appended to a table row's label while it is pending (kept, not yet in the project).
 PENDING_MARK = " (not yet saved)"
-#: How long a retry of pending labels waits for another process's write lock (the first
-#: attempt of a save waits the store's usual busy timeout).
-RETRY_WAIT_MS = 250
+#: How long a save waits for the write lock another connection holds (a background op's
+#: import, another process) before the label goes to the pending journal: the window's thread
+#: never waits the store's 5 s busy timeout; the label lands when that write ends.
+SAVE_WAIT_MS = 20
+#: How long a retry of pending labels waits for that lock (the window retries every second).
+RETRY_WAIT_MS = 20
 
 
 def draft_to_label(
@@ -202,7 +208,8 @@ class LabelingSession:
             self.retry_pending()
             return label
         try:
-            return self.store.add_label(label, self.schema.version)
+            with waiting_at_most(self.store, SAVE_WAIT_MS):
+                return self.store.add_label(label, self.schema.version)
         except Exception as exc:
             failure = save_failure(exc)
             if failure is None:
@@ -294,8 +301,13 @@ class LabelingSession:
         """The table row of one item (after its label changed)."""
         return self._rows(self.store.item_summaries_by_id([item_id]))[0]
 
-    def table_rows(self, offset: int, limit: int, item_filter: ItemFilter | None = None) -> list[TableRow]:
-        """A page of table rows with this annotator's status and label (or adjudication) summary."""
+    def table_rows(
+        self, offset: int, limit: int, item_filter: ItemFilter | FilteredItems | None = None
+    ) -> list[TableRow]:
+        """A page of table rows with this annotator's status and label (or adjudication) summary;
+        from a :class:`FilteredItems` (the filter's one query, ``store.filtered_items``) when given."""
+        if isinstance(item_filter, FilteredItems):
+            return self._rows(item_filter.page(offset, limit))
         return self._rows(self.store.item_summaries(offset, limit, filter=item_filter))
 
     def _rows(self, summaries) -> list[TableRow]:
