@@ -66,7 +66,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,7 @@ from .. import __version__
 from ..records import LABELED_OUTCOMES, STATED_OUTCOMES, Item, Label
 from ..store import Store
 from ..store.connection import utc_now
+from . import export_select as _select
 from .export_files import (
     MANIFEST,
     MEDIA_CHOICES,
@@ -163,6 +164,7 @@ class ExportResult:
     missing_media: int = 0  # media the rows name that are not on disk (counted once, not warned)
     items_missing_media: int = 0
     media_summary: str = ""  # one line: the choice, the copies, the missing
+    corrections: dict[str, dict[str, Any]] = field(default_factory=dict)  # display id → its provenance
 
     @property
     def manifest_path(self) -> Path:
@@ -349,6 +351,8 @@ class _Choice:
     filters: dict[str, Any]
     media: str = "copy"
     manifest_paths: str = "name"
+    corrections: str | None = None  # REFERENCE_CORRECTIONS, or None
+    reviews: dict[int, Any] = field(default_factory=dict)  # item id → its current "wrong" review
 
     def preference_record(self) -> dict[str, Any]:
         return {
@@ -375,6 +379,7 @@ def export_project(
     progress: Callable[[int, int], None] | None = None,
     media: str | None = None,
     manifest_paths: str = "name",
+    reference_corrections: str | None = None,
 ) -> ExportResult:
     """Export a project's items as ``fmt`` into ``out_dir`` (see the module docstring).
 
@@ -386,6 +391,8 @@ def export_project(
     :class:`ExportError` when the export cannot be written (what it wrote is removed).
     ``progress(done, total)`` is called after each item. ``media``: ``copy`` or ``reference``
     (``None``: the format's default); ``manifest_paths="absolute"`` records the project's path.
+    ``reference_corrections`` (``export_select.REFERENCE_CORRECTIONS``): references a reviewer marked wrong
+    exported corrected, with provenance, or left out (docs/STATISTICS.md, "Suspect references").
     """
     try:
         export_format: ExportFormat = EXPORT_FORMATS[fmt]
@@ -404,8 +411,11 @@ def export_project(
     if media not in MEDIA_CHOICES or manifest_paths not in MANIFEST_PATHS:
         choices = f"media: {', '.join(MEDIA_CHOICES)}; manifest_paths: {', '.join(MANIFEST_PATHS)}"
         raise ValueError(f"unknown media ({media!r}) or manifest_paths ({manifest_paths!r}) choice; {choices}")
+    reviews = _select.reference_reviews_for_export(store, reference_corrections)
     ids = select_items(store, collection, item_ids)
     filters: dict[str, Any] = {}
+    if reference_corrections is not None:
+        filters["reference_corrections"] = reference_corrections
     if collection is not None:
         filters["collection"] = collection
     if only is not None:
@@ -417,6 +427,7 @@ def export_project(
         else:
             filters["item_ids"] = n
     choice = _Choice(chosen, fallback_reference, include_discarded, only, filters, media, manifest_paths)
+    choice = replace(choice, corrections=reference_corrections, reviews=reviews)
     shown_dir = Path(out_dir)
     out_dir = Path(os.path.abspath(shown_dir))  # a relative --out works like an absolute one
     output = prepare_folder(out_dir, force)
@@ -455,7 +466,10 @@ def _write_export(
         for done, item_id in enumerate(ids, start=1):
             entry = _export_item(store, item_id, choice, export_format, copier, result)
             if entry is not None:
-                writer.write(export_format.row(entry))
+                row = export_format.row(entry)
+                if fmt == "jsonl" and entry.item.ext_id in result.corrections:
+                    row["reference_corrected"] = result.corrections[entry.item.ext_id]
+                writer.write(row)
                 result.n_items += 1
                 category = entry.item.category
                 result.per_category[category] = result.per_category.get(category, 0) + 1
@@ -504,6 +518,7 @@ def _write_export(
         "skipped_ids_by_reason": by_reason,
         "warnings": [{"id": i, "message": m} for i, m in result.warnings],
         "rows": rows,
+        **_select.corrections_record(choice.corrections, result.corrections),
         "reimport": export_format.reimport,
         "files": files,
     }
@@ -534,6 +549,14 @@ def _export_item(
     except KeyError:
         result.skipped.append((f"#{item_id}", "no such item in the project"))
         return None
+    if (review := choice.reviews.get(item_id)) is not None and item.reference.ranking:
+        corrected, result.corrections[item.ext_id], left_out = _select.corrected_item(
+            item, review, choice.corrections or ""
+        )
+        if corrected is None:
+            result.skipped.append((item.ext_id, left_out))
+            return None
+        item = corrected
     labels, adjudication = current_labels(store, item_id)
     why = None if choice.include_discarded else discarded_by(labels, adjudication)
     why = why or only_rejects(choice.only, labels, adjudication)

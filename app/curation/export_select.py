@@ -4,11 +4,12 @@ and the parts of a table filter that select something (recorded in the manifest)
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
-from ..records import ItemFilter
+from ..records import Item, ItemFilter
 from ..store import Store
+from ..store.references import ReferenceReview, corrected_ranking, current_reference_reviews
 
 _PAGE = 5000
 
@@ -59,4 +60,49 @@ def select_items(store: Store, collection: str | None, item_ids: Sequence[int] |
     return list(_all_item_ids(store))
 
 
-__all__ = ["describe_table_filter", "select_items"]
+#: What an export does with references a reviewer marked wrong (``None``: exports the dataset's own).
+REFERENCE_CORRECTIONS = ("apply", "leave-out")
+
+
+def reference_reviews_for_export(store: Store, mode: str | None) -> dict[int, ReferenceReview]:
+    """Item id → its current review where it says "reference is wrong" (what an export with
+    reference corrections ``mode`` applies or leaves out; none when ``mode`` is ``None``)."""
+    if mode is None:
+        return {}
+    if mode not in REFERENCE_CORRECTIONS:
+        raise ValueError(
+            f"reference_corrections must be one of {', '.join(REFERENCE_CORRECTIONS)} (or None), got {mode!r}"
+        )
+    return {i: r for i, r in current_reference_reviews(store).items() if r.verdict == "wrong"}
+
+
+def corrected_item(item: Item, review: ReferenceReview, mode: str) -> tuple[Item | None, dict[str, Any], str]:
+    """An item whose reference a reviewer marked wrong, as ``mode`` exports it: ``(the item with
+    the corrected reference — the reviewed response first, the others in the dataset's order —,
+    or None when it is left out; the provenance record; why it is left out)``."""
+    original = item.reference.ranking or ()
+    record: dict[str, Any] = {"original_ranking": list(original), "ranking": None}
+    record.update(by=review.reviewer, at=review.created_at, why=review.reason, action="left out")
+    if mode == "leave-out" or review.corrected is None:
+        none = "" if mode == "leave-out" else ", no corrected response named"
+        return None, record, f"reference marked wrong by {review.reviewer}{none}"
+    ranking = corrected_ranking(original, review.corrected)
+    record.update(ranking=list(ranking), action="corrected")
+    return replace(item, reference=replace(item.reference, ranking=ranking)), record, ""
+
+
+def corrections_record(mode: str | None, corrections: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The manifest's ``reference_corrections`` (nothing when corrections were not asked for)."""
+    if mode is None:
+        return {}
+    return {"reference_corrections": {"mode": mode, "items": [{"id": i, **r} for i, r in corrections.items()]}}
+
+
+__all__ = [
+    "REFERENCE_CORRECTIONS",
+    "corrected_item",
+    "corrections_record",
+    "describe_table_filter",
+    "reference_reviews_for_export",
+    "select_items",
+]
