@@ -1,0 +1,152 @@
+"""``pairscope import-labels`` (issue 28): each foreign format's fixture (tests/fixtures/labels,
+each naming where its format was read) imported into the real store; bad rows refused whole
+with file:line (or task/record) problems; importing twice adds nothing."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import good_bad_items, write_jsonl
+from pairscope.app.cli.main import main
+from pairscope.app.curation.label_import import LabelImportError, import_labels
+from pairscope.app.curation.label_readers import option_index, sniff
+from pairscope.app.store import Store
+
+FIXTURES = Path(__file__).parent / "fixtures" / "labels"
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store.create(tmp_path / "p.pairscope")
+    s.add_items(good_bad_items(4))
+    yield s
+    s.close()
+
+
+def current(store, name):
+    ids = dict(store.query("SELECT id, ext_id FROM items"))
+    return {ids[i]: (lab.outcome, lab.ranking) for i, lab in store.current_labels(name).items()}
+
+
+def test_simple_jsonl(store):
+    result = import_labels(store, FIXTURES / "simple.jsonl")
+    assert (result.format, result.added, result.present) == ("jsonl", 4, 0)
+    assert current(store, "ana") == {"it0": ("prefer", (0,)), "it1": ("prefer", (1,))}
+    assert current(store, "ben") == {"it2": ("tie", ()), "it0": ("prefer", (1,))}
+    ana = store.current_labels("ana")
+    first = ana[store.item_id("it0")]
+    assert first.strength == "clearly" and first.created_at == "2025-01-02T10:00:00Z"
+    assert [e.kind for e in ana[store.item_id("it1")].error_types] == ["existence"]
+    again = import_labels(store, FIXTURES / "simple.jsonl")
+    assert (again.added, again.present) == (0, 4)  # the same file twice adds nothing
+
+
+def test_label_studio_pairwise(store):
+    result = import_labels(store, FIXTURES / "label_studio_pairwise.json")
+    assert result.format == "label-studio" and result.added == 2  # the cancelled annotation is no label
+    assert current(store, "label-studio-3") == {"it0": ("prefer", (0,))}  # left = the first object
+    assert current(store, "ben@example.org") == {"it0": ("prefer", (1,))}
+
+
+def test_argilla_ranking(store):
+    result = import_labels(store, FIXTURES / "argilla_records.json")
+    assert result.format == "argilla" and result.added == 4  # the draft is skipped
+    assert current(store, "ana") == {"it0": ("prefer", (0,)), "it1": ("tie", ())}  # two ranked first: a tie
+    assert current(store, "ben") == {"it0": ("prefer", (1,))}
+    assert current(store, "chen") == {"it1": ("discard", ())}
+
+
+def test_potato_pairwise(store):
+    result = import_labels(store, FIXTURES / "potato_annotated_instances.jsonl")
+    assert result.format == "potato" and result.added == 3
+    assert current(store, "ana") == {"it0": ("prefer", (0,)), "it1": ("tie", ())}
+    assert current(store, "ben") == {"it0": ("prefer", (1,))}
+
+
+def test_sniffing_each_fixture():
+    assert [sniff(FIXTURES / f) for f in sorted(p.name for p in FIXTURES.iterdir() if p.suffix != ".md")] == [
+        "argilla",
+        "label-studio",
+        "potato",
+        "jsonl",
+    ]
+
+
+def test_bad_rows_name_file_and_line_and_nothing_is_written(store, tmp_path):
+    path = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [
+            {"item": "it0", "annotator": "ana", "preference": 0},
+            {"item": "nope", "annotator": "ana", "preference": 0},
+            "{not json",
+            {"item": "it1", "annotator": "ana", "preference": 5},
+            {"item": "it2", "annotator": "ana", "preference": 0, "strength": "hugely"},
+            {"item": "it3", "annotator": "ana", "preference": 0, "time": "2999-01-01T00:00:00Z"},
+            {"item": "it3", "preference": 0},
+            {"item": "it3", "annotator": "ana", "preferred_text": "no such text"},
+        ],
+    )
+    with pytest.raises(LabelImportError) as err:
+        import_labels(store, path)
+    text = str(err.value)
+    for line, words in [
+        (2, "no item 'nope'"),
+        (3, "not valid JSON"),
+        (4, "has no response 5"),
+        (5, "'strength' is one of"),
+        (6, "in the future"),
+        (7, "no 'annotator'"),
+        (8, "matches no response"),
+    ]:
+        assert f"{path}:{line}: " in text and words in text, (line, words, text)
+    assert store.query("SELECT count(*) FROM labels")[0][0] == 0  # nothing partial
+
+
+def test_a_bad_task_in_label_studio_names_the_task(store, tmp_path):
+    path = tmp_path / "ls.json"
+    shutil.copy(FIXTURES / "label_studio_pairwise.json", path)
+    path.write_text(path.read_text().replace('"selected": "right"', '"selected": "middle"'))
+    with pytest.raises(LabelImportError, match=r"task 1 \(id 1\) annotation 2: pairwise 'selected'"):
+        import_labels(store, path)
+    assert store.query("SELECT count(*) FROM labels")[0][0] == 0
+
+
+def test_option_names():
+    assert option_index("response-2") == ("prefer", 1) and option_index("B") == ("prefer", 1)
+    assert option_index("left") == ("prefer", 0) and option_index("Tie") == ("tie", None)
+    assert option_index("both bad") == ("both_bad", None) and option_index("maybe") is None
+
+
+def test_cli(store, capsys):
+    db = str(store.path)
+    store.close()
+    assert main(["import-labels", str(FIXTURES / "potato_annotated_instances.jsonl"), "--db", db]) == 0
+    assert "imported 3 labels" in capsys.readouterr().out
+    assert main(["import-labels", str(FIXTURES / "simple.jsonl"), "--db", db, "--format", "argilla"]) == 1
+    assert "nothing imported" in capsys.readouterr().err
+
+
+def test_argilla_with_two_questions_needs_one_named(store, tmp_path):
+    path = tmp_path / "two.json"
+    record = {
+        "id": "it0",
+        "responses": {
+            "ranking": [{"value": [{"value": "response-2", "rank": 1}], "user_id": "ana", "status": "submitted"}],
+            "label": [{"value": "response-1", "user_id": "ana", "status": "submitted"}],
+        },
+    }
+    path.write_text(__import__("json").dumps([record]))
+    with pytest.raises(LabelImportError, match="several questions .*--question"):
+        import_labels(store, path)
+    assert import_labels(store, path, question="label").added == 1
+    assert current(store, "ana") == {"it0": ("prefer", (0,))}
+
+
+def test_seconds_as_time_are_refused_not_dropped(store, tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [{"item": "it0", "annotator": "ana", "preference": 0, "time": 12.5}])
+    with pytest.raises(LabelImportError, match=r"t.jsonl:1: 'time' is when the label was made"):
+        import_labels(store, path)
+    assert store.query("SELECT count(*) FROM labels")[0][0] == 0
