@@ -193,11 +193,74 @@ class Project:
         return frame
 
     def stats(self, run: int | None = None, bootstrap: int = 200) -> dict[str, Any]:
-        """Every statistic ``pairscope stats --json`` prints (docs/STATISTICS.md), as a dict;
-        :func:`stat_tables` turns its judge and agreement parts into DataFrames."""
+        """Every statistic ``pairscope stats --json`` prints (docs/STATISTICS.md), as a JSON-ready
+        dict; :meth:`scores` gives the same judge figures typed."""
+        from .stats.report import compute_stats, report_json
+
+        return report_json(compute_stats(self.store, run, bootstrap=bootstrap))
+
+    def report(self, run: int | None = None, bootstrap: int = 200) -> dict[str, Any]:
+        """The computed report (``judges`` typed :class:`~pairscope.app.stats.scores.RunScores`):
+        what :meth:`tables` and :func:`stat_tables` read."""
         from .stats.report import compute_stats
 
         return compute_stats(self.store, run, bootstrap=bootstrap)
+
+    def team_report(self) -> pd.DataFrame:
+        """The lead's report (``pairscope team-report``, docs/TEAMWORK.md): one row per annotator,
+        done of assigned, gold accuracy with its Wilson CI, mean Cohen's kappa, position bias, flags."""
+        from .stats.team_report import team_report
+
+        rows = [asdict(r) for r in team_report(self.store)]
+        for row in rows:
+            ci = row.pop("gold_ci") or [None, None]
+            row["gold_ci_low"], row["gold_ci_high"] = ci
+        return pd.DataFrame(rows).set_index("annotator") if rows else pd.DataFrame()
+
+    def compare(self, a: int, b: int, convention: str = CONVENTIONS[0], **options: Any) -> dict[str, pd.DataFrame]:
+        """Run ``b`` against run ``a`` (``pairscope compare``, docs/STATISTICS.md) as DataFrames:
+        ``summary`` (one row: the 2×2 counts, both accuracies, B − A, its paired bootstrap CI,
+        McNemar's exact p), ``table`` (the 2×2: rows A right/wrong, columns B right/wrong),
+        ``slices`` (per category, source, error type, dataset, with Holm and Šidák p), ``items``
+        (every item both runs judged, flips first: each verdict, outcome and ``kind``) and
+        ``only`` (items one run judged). ``options``: ``undecided_wrong``, ``resamples``,
+        ``seed``, ``level``."""
+        from .stats.compare import compare_runs
+
+        c = compare_runs(self.store, int(a), int(b), convention, **options)
+        o = c.overall
+
+        def row(q: Any) -> dict[str, Any]:
+            low, high = q.ci if q.ci is not None else (None, None)
+            return {
+                "n": q.n, "both_right": q.both_right, "a_only": q.a_only, "b_only": q.b_only,
+                "both_wrong": q.both_wrong, "accuracy_a": q.accuracy_a, "accuracy_b": q.accuracy_b,
+                "difference": q.difference, "ci_low": low, "ci_high": high, "mcnemar_p": q.p,
+            }  # fmt: skip
+
+        summary = pd.DataFrame([{"run_a": c.a.id, "run_b": c.b.id, "convention": c.convention, **row(o)}])
+        table = pd.DataFrame(
+            [[o.both_right, o.a_only], [o.b_only, o.both_wrong]],
+            index=["A right", "A wrong"],
+            columns=["B right", "B wrong"],
+        )
+        slices = _frame(
+            [
+                {"kind": s.kind, "value": s.value, **row(s.paired), "p_holm": s.p_holm, "p_sidak": s.p_sidak}
+                for s in c.slices
+            ],
+            ["kind", "value", "n", "difference", "ci_low", "ci_high", "mcnemar_p", "p_holm", "p_sidak"],
+        )
+        items = _frame(
+            [asdict(i) for i in c.items], ["item_id", "ext_id", "reference", "a", "b", "outcome_a", "outcome_b", "kind"]
+        )
+        for column in ("reference", "a", "b"):
+            items[column] = items[column].astype("Int64")
+        only = _frame(
+            [{"ext_id": e, "judged_by": "a"} for e in c.only_a] + [{"ext_id": e, "judged_by": "b"} for e in c.only_b],
+            ["ext_id", "judged_by"],
+        )
+        return {"summary": summary, "table": table, "slices": slices, "items": items, "only": only}
 
     def tables(self, report: dict[str, Any] | None = None) -> dict[str, pd.DataFrame]:
         """Every table ``pairscope stats --csv`` writes, by name (see ``CSV_TABLES``)."""
@@ -211,7 +274,7 @@ class Project:
             "verdicts": self.verdicts(),
             "item_verdicts": pd.concat(per_item, ignore_index=True) if per_item else _frame([], ["run", "item_id"]),
         }
-        out.update(stat_tables(self.stats() if report is None else report))
+        out.update(stat_tables(self.report() if report is None else report))
         return out
 
     def write_csv(self, folder: str | os.PathLike[str], report: dict[str, Any] | None = None) -> list[Path]:
@@ -227,35 +290,45 @@ def stat_tables(report: dict[str, Any]) -> dict[str, pd.DataFrame]:
     run and vote rule), ``judge_categories`` (per run, vote rule and category),
     ``annotator_accuracy`` (per annotator, with and without ties) and ``agreement`` (one row
     per statistic, with its bootstrap CI)."""
+    from .stats.scores_json import judges_of
+
     judges, categories = [], []
-    for run, judge in report.get("judges", {}).items():
-        for vote in CONVENTIONS:
-            part = judge.get(vote) or {}
-            low, high = _ci(part.get("overall_ci"))
+    for run, judge in judges_of(report).items():
+        for name, part in judge.conventions.items():
+            vote = "official" if name == "vlrewardbench" else name  # the stored name of the official vote
+            o = part.overall
+            low, high = _ci(o.ci)
             judges.append(
                 {
                     "run": int(run),
                     "vote": vote,
-                    **{k: part.get(k) for k in ("decided", "correct", "unparsed", "overall", "macro")},
+                    "decided": o.decided,
+                    "correct": o.correct,
+                    "unparsed": o.undecided,
+                    "overall": o.accuracy,
+                    "macro": part.macro,
                     "overall_ci_low": low,
                     "overall_ci_high": high,
-                    "overall_unparsed_wrong": part.get("overall_unparsed_wrong"),
-                    "position_consistency": judge.get("position_consistency"),
-                    "first_position_preference": judge.get("first_position_preference"),
+                    "overall_unparsed_wrong": o.accuracy_all,
+                    "headline": part.headline,
+                    "headline_rule": part.headline_rule,
+                    "failed_items": judge.failed_items,
+                    "position_consistency": judge.position_consistency,
+                    "first_position_preference": judge.first_position_preference,
                 }
             )
-            for category, cell in (part.get("per_category") or {}).items():
-                low, high = _ci(cell.get("ci"))
+            for category, cell in part.per_category.items():
+                low, high = _ci(cell.ci)
                 categories.append(
                     {
                         "run": int(run),
                         "vote": vote,
                         "category": category,
-                        "n": cell.get("n"),
-                        "accuracy": cell.get("accuracy"),
+                        "n": cell.scored,
+                        "accuracy": cell.accuracy,
                         "ci_low": low,
                         "ci_high": high,
-                        "unparsed": cell.get("unparsed"),
+                        "unparsed": cell.undecided,
                     }
                 )
     annotators = []

@@ -30,6 +30,8 @@ SCHEMA_FINGERPRINTS = {
     4: "08c031bd18d0cf01b982741e5a3f6dce6967996ea481d8fed8a3856a08f301d9",
     5: "3a560ac72fbc94c3d1b854c2474f41f5e9da93f61d5e0beeff09953c72ea246b",
     6: "3a560ac72fbc94c3d1b854c2474f41f5e9da93f61d5e0beeff09953c72ea246b",
+    7: "f6db4601e50e5b6f2205e5ca26ec672b99b70388712cc3a0b0d496da0fa6d3f4",  # m007_reference_reviews (issue 26)
+    8: "b0818bab2da871c3e146cc573e5781b8b648d6716c400ba4fd2f120d7be97203",  # m008_assignments (issue 28)
 }
 
 #: sha256 of each migration module's code (its syntax tree without docstrings: reformatting or
@@ -41,6 +43,8 @@ CODE_FINGERPRINTS = {
     4: "780e4c1af10508426ba5c079974fdfc84ec22ccaa46a99fcb777c482e1e0324d",
     5: "f8e59848ee2f56b25c960b2943eaebbc1bbede9a18a873f185bd38194de6da86",
     6: "599488c81ea2689a6bea6b61c3b2d7be88054ab9f89cd98a5936c8c5cffef8f5",
+    7: "8cf2b13fb666c3d20396ae7969ab9f05b65b75f5c03d5075790d988955076983",  # m007_reference_reviews (issue 26)
+    8: "c5df5a26d1eb6dadf6c3930105d4c9879f581dfed0d59f9efd6799bbc84caa3c",  # m008_assignments (issue 28)
 }
 
 
@@ -110,7 +114,8 @@ def test_an_edited_applied_migration_fails_the_fingerprint(tmp_path):
     edited.__module__ = five.apply.__module__
     planted = (*MIGRATIONS[:4], Migration(5, five.name, edited), *MIGRATIONS[5:])
     problems = fingerprint_problems(planted)
-    assert [p.split(" (")[0] for p in problems] == [f"the schema of applied version {v} changed" for v in (5, 6)]
+    changed = range(5, LATEST_VERSION + 1)  # 5 and every version after it
+    assert [p.split(" (")[0] for p in problems] == [f"the schema of applied version {v} changed" for v in changed]
 
     # an edit that changes code but not the schema (a data fix, say) is caught as well
     source = module_path(five).read_text(encoding="utf-8")
@@ -178,10 +183,11 @@ def test_a_project_made_by_an_earlier_migration_5_opens_repaired(tmp_path, varia
     with Store.create(tmp_path / "fresh.pairscope") as fresh:
         want = _columns(fresh)
     with Store.open(old) as store:
-        assert store.schema_version == LATEST_VERSION == 6
+        assert store.schema_version == LATEST_VERSION
         assert _columns(store) == want  # every column of today's schema, none missing
         objects = store.query("SELECT type, name, sql FROM sqlite_master")
-        assert {n: (k, " ".join((s or "").split()) or None) for k, n, s in objects} == dict(expected_objects(6))
+        shape = {n: (k, " ".join((s or "").split()) or None) for k, n, s in objects}
+        assert shape == dict(expected_objects(LATEST_VERSION))
         # the labeled column was filled for the label already there, and the trigger keeps it
         assert store.labeled_count("ann") == 1
         ensure_item_verdicts(store)  # the stale item verdicts are decided again, with confidence

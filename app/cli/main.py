@@ -24,8 +24,10 @@ from pairscope.models.parsing import PARSERS
 from .. import __version__
 from ..judge.modes import MODES, k_problem
 from ..project import NewProject, open_project
+from ..records import CONVENTION_ALIASES, SCORING_CONVENTIONS
 from ..store import SchemaError
 from . import team
+from .manners import USAGE, refuse_window
 from .output import print_import_report as _print_report
 from .output import say_notes as _say_notes
 from .team import add_team_parsers
@@ -51,6 +53,12 @@ SUBCOMMANDS = (
     "schema",
     "ensemble",
     "hard-set",
+    "suspects",
+    "compare",
+    "assign",
+    "gold",
+    "import-labels",
+    "team-report",
 )
 
 
@@ -113,10 +121,13 @@ class HelpFormatter(argparse.HelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     from ..curation.export import EXPORT_FORMATS, MANIFEST_PATHS, MEDIA_CHOICES, default_media
     from ..formats import FORMATS
+    from . import batch as batch_flags
 
-    parser = argparse.ArgumentParser(prog="pairscope", description="Verify and curate multimodal preference data.")
+    parser = argparse.ArgumentParser(
+        prog="pairscope", usage=USAGE, description="Verify and curate multimodal preference data."
+    )
     parser.add_argument("--version", action="version", version=f"pairscope {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="pairscope")
 
     p = sub.add_parser("import", help="import a dataset file into a project (one transaction)")
     p.add_argument("path", type=Path, help="JSONL or Parquet file")
@@ -184,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--template", help="bundled template name or a template file")
     p.add_argument("--max-new-tokens", type=_positive, default=512, help="longest rationale generated")
     p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (each distinct prompt judged once)")
+    batch_flags.export_flags(p)  # --export-requests DIR, --media-as
     p.add_argument(
         "--device",
         type=_device,
@@ -193,9 +205,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("import-verdicts", help="make a judge run from verdicts or scores produced elsewhere (JSONL)")
-    p.add_argument("path", type=Path, help="JSONL: item, sample, order, and output | choice | scores per line")
+    p.add_argument(
+        "path", type=Path, nargs="?", help="JSONL: item, sample, order, and output | choice | scores, or step_* rows"
+    )
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
-    p.add_argument("--name", required=True, help="the judge's name (shown as the run's model)")
+    p.add_argument("--name", help="the judge's name (shown as the run's model); needed with PATH")
+    batch_flags.import_flags(p)  # --openai-batch OUT.jsonl, --requests DIR
     p.add_argument(
         "--k", type=_k_value, help="samples per item the official majority is taken of (default: the most given)"
     )
@@ -215,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", type=Path, metavar="DIR", help="also write report.md, stats.json and figures")
     p.add_argument("--csv", type=Path, metavar="DIR", help="also write the tables as CSV (docs/RESEARCH_API.md)")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples for the 95%% CIs")
+    conventions = (*SCORING_CONVENTIONS, *CONVENTION_ALIASES)  # the 'score as' table lists them all
+    p.add_argument("--convention", choices=conventions, default="vlrewardbench", help="score as this toolkit does")
 
     p = sub.add_parser("export", help="export a curated set (JSONL or Parquet + media + manifest.json)")
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
@@ -256,6 +273,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="name",
         help="name: the manifest names the project by its file name; absolute: by its absolute path",
     )
+    p.add_argument(
+        "--reference-corrections",
+        choices=("apply", "leave-out"),
+        help="items whose reference a reviewer marked wrong (pairscope suspects; the window's Suspect"
+        " references): apply writes the corrected reference with who/when/why (reference_corrected),"
+        " leave-out skips them (default: the dataset's reference as imported)",
+    )
 
     add_team_parsers(sub)  # pack, merge, copy
 
@@ -275,6 +299,15 @@ def build_parser() -> argparse.ArgumentParser:
     from .ensemble import add_parsers as add_ensemble_parsers
 
     add_ensemble_parsers(sub)
+    from .suspects import add_parsers as add_suspects_parsers
+
+    add_suspects_parsers(sub)
+    from .compare import add_parsers as add_compare_parsers
+
+    add_compare_parsers(sub)
+    from .assign import add_parsers as add_assign_parsers
+
+    add_assign_parsers(sub)
     for command in sub.choices.values():
         command.formatter_class = HelpFormatter
     return parser
@@ -284,6 +317,7 @@ def build_gui_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pairscope",
         formatter_class=HelpFormatter,
+        usage=USAGE,
         description="Open the PairScope window. Commands: " + ", ".join(SUBCOMMANDS) + " (pairscope COMMAND -h).",
     )
     parser.add_argument("db", nargs="?", type=Path, help="project file (default: the last one, else the demo)")
@@ -334,6 +368,10 @@ def cmd_import_verdicts(args) -> int:
     from ..judge.derived import VerdictFileError, import_verdicts
     from ..judge.results import summarize
 
+    if getattr(args, "openai_batch", None) or args.path is None or not args.name:
+        from .batch import import_run  # --openai-batch OUT.jsonl --requests DIR (or what is missing)
+
+        return import_run(args, open_project)
     with open_project(args.db) as store:
         try:
             run = import_verdicts(store, args.path, args.name, k=args.k, parser=args.parser)
@@ -357,7 +395,7 @@ def cmd_reparse(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from ..stats.report import compute_stats, summary_text, write_report
+    from ..stats.report import compute_stats, report_json, summary_text, write_report
 
     with open_project(args.db, readonly=True) as store:
         _say_notes(store)
@@ -366,7 +404,8 @@ def cmd_stats(args) -> int:
             from ..research import write_stats_csv
 
             print(f"csv: {len(write_stats_csv(store, report, args.csv))} tables in {args.csv}", file=sys.stderr)
-    print(json.dumps(report, indent=2, ensure_ascii=False) if args.json else summary_text(report))
+    c = args.convention
+    print(json.dumps(report_json(report, c), indent=2, ensure_ascii=False) if args.json else summary_text(report, c))
     if args.report:
         print(f"report: {write_report(report, args.report)}", file=sys.stderr)
     return 0
@@ -390,6 +429,7 @@ def cmd_export(args) -> int:
                 force=args.force,
                 media=args.media,
                 manifest_paths=args.manifest_paths,
+                reference_corrections=args.reference_corrections,
             )
         except FileExistsError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -440,6 +480,23 @@ def cmd_hard_set(args) -> int:
     return run_hard_set(args)
 
 
+def cmd_suspects(args) -> int:
+    from .suspects import run_suspects
+
+    return run_suspects(args)
+
+
+def cmd_compare(args) -> int:
+    from .compare import run_compare
+
+    return run_compare(args)
+
+
+def cmd_team(name: str):
+    """The ``assign``/``gold``/``import-labels``/``team-report`` command (app/cli/assign.py)."""
+    return lambda args: getattr(importlib.import_module(".assign", __package__), "run_" + name.replace("-", "_"))(args)
+
+
 COMMANDS = {
     "import": cmd_import,
     "info": cmd_info,
@@ -455,6 +512,9 @@ COMMANDS = {
     "schema": cmd_schema,
     "ensemble": cmd_ensemble,
     "hard-set": cmd_hard_set,
+    "suspects": cmd_suspects,
+    "compare": cmd_compare,
+    **{name: cmd_team(name) for name in ("assign", "gold", "import-labels", "team-report")},
 }
 
 
@@ -477,6 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version"):
+        if (refused := refuse_window(argv, SUBCOMMANDS)) is not None:  # a typo or a missing file
+            return refused
         gui_args = build_gui_parser().parse_args(argv)
         # Qt lives in app.gui; the core only reaches it when the user asks for a window.
         launch = importlib.import_module("pairscope.app.gui.launch")

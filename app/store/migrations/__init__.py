@@ -12,7 +12,16 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ..schema_base import Migration
-from . import m001_initial, m002_search, m003_item_identity, m004_item_verdicts, m005_label_schemas, m006_repair_v5
+from . import (
+    m001_initial,
+    m002_search,
+    m003_item_identity,
+    m004_item_verdicts,
+    m005_label_schemas,
+    m006_repair_v5,
+    m007_reference_reviews,
+    m008_assignments,
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial schema", m001_initial.apply),
@@ -21,6 +30,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "item verdicts decided once, in the judge layer", m004_item_verdicts.apply),
     Migration(5, "label schemas, verdict log-probabilities and confidence", m005_label_schemas.apply),
     Migration(6, "repair version-5 files made by earlier builds of migration 5", m006_repair_v5.apply),
+    Migration(7, "reference reviews: 'reference is wrong', audited", m007_reference_reviews.apply),
+    Migration(8, "team assignments and gold items", m008_assignments.apply),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
