@@ -145,8 +145,34 @@ def test_argilla_with_two_questions_needs_one_named(store, tmp_path):
     assert current(store, "ana") == {"it0": ("prefer", (0,))}
 
 
-def test_seconds_as_time_are_refused_not_dropped(store, tmp_path):
-    path = write_jsonl(tmp_path / "t.jsonl", [{"item": "it0", "annotator": "ana", "preference": 0, "time": 12.5}])
-    with pytest.raises(LabelImportError, match=r"t.jsonl:1: 'time' is when the label was made"):
+def test_seconds_as_time_are_stored_as_active_time(store, tmp_path):
+    """A numeric ``time`` is the seconds spent on the item (schema 9: ``labels.active_ms``);
+    ``seconds`` says it beside an ISO time; Label Studio's ``lead_time`` is read the same way."""
+    rows = [
+        {"item": "it0", "annotator": "ana", "preference": 0, "time": 12.5},
+        {"item": "it1", "annotator": "ana", "outcome": "tie", "time": "2025-01-02T10:00:00Z", "seconds": 3},
+    ]
+    import_labels(store, write_jsonl(tmp_path / "t.jsonl", rows))
+    ana = store.current_labels("ana")
+    assert ana[store.item_id("it0")].active_ms == 12_500 and ana[store.item_id("it0")].created_at
+    assert ana[store.item_id("it1")].active_ms == 3_000
+    assert ana[store.item_id("it1")].created_at == "2025-01-02T10:00:00Z"
+    import_labels(store, FIXTURES / "label_studio_pairwise.json")
+    assert store.current_labels("label-studio-3")[store.item_id("it0")].active_ms == 4_200
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [
+        ({"time": -1}, "a number of seconds >= 0"),
+        ({"time": True}, "'time' is when the label was made"),
+        ({"seconds": "12"}, "a number of seconds >= 0"),
+        ({"time": 2.0, "seconds": 3}, "both 'time'"),
+    ],
+)
+def test_a_bad_time_spent_is_refused_with_its_line(store, tmp_path, extra, words):
+    row = {"item": "it0", "annotator": "ana", "preference": 0, **extra}
+    path = write_jsonl(tmp_path / "t.jsonl", [{"item": "it1", "annotator": "ana", "preference": 0}, row])
+    with pytest.raises(LabelImportError, match=rf"t.jsonl:2: .*{words}"):
         import_labels(store, path)
     assert store.query("SELECT count(*) FROM labels")[0][0] == 0

@@ -183,6 +183,8 @@ BAD_LABELS = [
     ("preferred", "1", "preferred"),  # a 'both_bad' label prefers nothing
     ("created_at", "42", "created_at"),  # a time is text
     ("note", "NULL", "note"),  # NOT NULL (schema loosened)
+    ("active_ms", "-5", "active_ms"),  # CHECK: an active time is >= 0 (migration 9)
+    ("active_ms", "'soon'", "active_ms"),  # an active time is a whole number
 ]
 
 

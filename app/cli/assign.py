@@ -70,6 +70,16 @@ def add_parsers(sub) -> None:
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--annotators", help="only these, separated by commas (default: everyone assigned)")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument(
+        "--too-fast",
+        type=float,
+        default=3.0,
+        metavar="SECONDS",
+        help="flag 'too fast' below this median active time per item (default 3)",
+    )
+    p.add_argument(
+        "--min-timed", type=int, default=10, help="timed labels an annotator needs for 'too fast' (default 10)"
+    )
 
 
 def run_assign(args: argparse.Namespace) -> int:
@@ -140,10 +150,10 @@ def run_team_report(args: argparse.Namespace) -> int:
 
     names = parse_annotators(args.annotators) if args.annotators else None
     with open_project(args.db, readonly=True) as store:
-        rows = team_report(store, names)
+        rows = team_report(store, names, too_fast_s=args.too_fast, min_timed=args.min_timed)
     if args.json:
-        print(json.dumps(report_dict(rows), indent=2))
+        print(json.dumps(report_dict(rows, args.too_fast, args.min_timed), indent=2))
     else:
-        print("\n".join(report_lines(rows)))
+        print("\n".join(report_lines(rows, args.too_fast, args.min_timed)))
     sys.stdout.flush()
     return 0

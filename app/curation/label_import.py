@@ -11,6 +11,7 @@ twice adds nothing the second time.
 
 from __future__ import annotations
 
+import math
 import uuid as uuidlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -95,12 +96,25 @@ def _label(store: Store, row: ForeignLabel, item_id: int, texts: list[str]) -> L
     if row.strength is not None and row.outcome != "prefer":
         return f"{row.where}: only a preference has a strength"
     created = None
-    if row.time is not None:
+    seconds = row.seconds
+    if _is_number(row.time):
+        if seconds is not None:
+            return f"{row.where}: both 'time' ({row.time!r}) and 'seconds' state the time spent on the item"
+        seconds = row.time
+    elif row.time is not None:
         if not isinstance(row.time, str):
-            return f"{row.where}: 'time' is when the label was made (ISO 8601 text), got {row.time!r}"
+            return (
+                f"{row.where}: 'time' is when the label was made (ISO 8601 text) or the seconds spent on"
+                f" the item (a number), got {row.time!r}"
+            )
         if (why := time_problem(row.time)) is not None:
             return f"{row.where}: the time {row.time[:40]!r} {why}"
         created = row.time
+    active_ms = None
+    if seconds is not None:
+        if not _is_number(seconds) or not math.isfinite(seconds) or seconds < 0:
+            return f"{row.where}: the time spent on the item must be a number of seconds >= 0, got {seconds!r}"
+        active_ms = round(seconds * 1000)
     name = row.annotator.strip()
     key = f"{name}\x1f{row.item}\x1f{row.outcome}\x1f{ranking}\x1f{created}\x1f{row.strength}"
     return Label(
@@ -112,7 +126,12 @@ def _label(store: Store, row: ForeignLabel, item_id: int, texts: list[str]) -> L
         error_types=parse_error_tags(row.error_types),
         uuid=str(uuidlib.uuid5(_NAMESPACE, key)),
         created_at=created,
+        active_ms=active_ms,
     )
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def import_labels(

@@ -6,11 +6,14 @@ Where each format was read (its published description):
 * ``jsonl`` — PairScope's own: the keys ``pairscope import-verdicts`` uses (``item`` = the
   item's id), plus ``annotator``, ``preference`` (a response index) or ``preferred_text`` (a
   response's exact text) or ``outcome`` (``tie``, ``both_bad``, ``discard``); optional
-  ``strength``, ``error_types``, ``time`` (when the label was made, ISO 8601).
+  ``strength``, ``error_types``, ``time``: when the label was made (ISO 8601 text), or, as a
+  number, the seconds spent on the item (stored as its active time, ``labels.active_ms``);
+  ``seconds`` states the latter beside an ISO ``time``.
 * ``label-studio`` — Label Studio's JSON export of annotated tasks, as "Label Studio Task
   Format" (https://labelstud.io/guide/task_format) describes it: a list of tasks with ``data``
   and ``annotations``, each annotation with ``result``, ``completed_by``, ``created_at``,
-  ``was_cancelled``, ``lead_time``; the result of a ``<Pairwise>`` control
+  ``was_cancelled``, ``lead_time`` (seconds spent on the task, e.g. ``4.288``: stored as the
+  label's active time, though Label Studio counts idle time too); the result of a ``<Pairwise>`` control
   (https://labelstud.io/tags/pairwise.html) is ``{"type": "pairwise", "value": {"selected":
   "left" | "right"}}`` — left is the first object of ``toName`` (response 0), right the second.
 * ``argilla`` — Argilla 2.x records as ``dataset.records.to_json()`` / ``to_list()`` write them
@@ -54,6 +57,7 @@ class ForeignLabel:
     strength: Any = None
     error_types: Any = None
     time: Any = None
+    seconds: Any = None  # time spent on the item, in seconds (stored as the active time)
 
 
 Read = Iterator[ForeignLabel | str]
@@ -113,7 +117,7 @@ def read_jsonl(path: Path, annotator: str | None = None) -> Read:
         if not isinstance(item, (str, int)) or isinstance(item, bool):
             yield f"{where}: no 'item' (the item's id)"
             continue
-        extra = {k: row.get(k) for k in ("strength", "error_types", "time")}
+        extra = {k: row.get(k) for k in ("strength", "error_types", "time", "seconds")}
         if "preference" in row:
             pref = row["preference"]
             if not isinstance(pref, int) or isinstance(pref, bool) or pref < 0:
@@ -183,7 +187,13 @@ def read_label_studio(path: Path, annotator: str | None = None, item_key: str = 
                 yield f"{here}: pairwise 'selected' must be 'left' or 'right', got {selected!r}"
                 continue
             yield ForeignLabel(
-                here, str(item), name, "prefer", preference=0 if selected == "left" else 1, time=ann.get("created_at")
+                here,
+                str(item),
+                name,
+                "prefer",
+                preference=0 if selected == "left" else 1,
+                time=ann.get("created_at"),
+                seconds=ann.get("lead_time"),
             )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMainWindow, QMenu, QMenuBar, QMessageBox
+from PySide6.QtWidgets import QDialog, QFileDialog, QInputDialog, QMainWindow, QMenu, QMenuBar, QMessageBox
 
 from pairscope.widgets.plain_text import inert_html
 
@@ -209,6 +209,10 @@ class FileMenu:
         self.actions["save_copy"] = self._action("Save a &copy…", self.save_copy)
         self.actions["switch_annotator"] = self._action("Switch &annotator…", self.switch_annotator)
         self.menu.addSeparator()
+        self.team_dialogs: dict[str, QDialog] = {}  # the newest Assign… / Team report… (assign_dialog.py)
+        self.actions["assign"] = self._action("Assi&gn…", lambda: self.show_team_dialog("assign"))
+        self.actions["team_report"] = self._action("&Team report…", lambda: self.show_team_dialog("team_report"))
+        self.menu.addSeparator()
         self.actions["quit"] = self._action("&Quit", window.close, _FILE_KEYS["quit"])
         add_mnemonics(bar)
         remember_project(settings, controller.path)
@@ -216,6 +220,15 @@ class FileMenu:
         self.idle = QTimer(window, singleShot=True, interval=IDLE_CHECKPOINT_MS)
         self.idle.timeout.connect(self.checkpoint)
         controller.saved.connect(lambda _row: self.idle.start())
+
+    def show_team_dialog(self, which: str) -> QDialog:
+        """Open File → Assign… (``assign``) or File → Team report… (``team_report``)."""
+        from .assign_dialog import AssignDialog, TeamReportDialog
+
+        dialog = (AssignDialog if which == "assign" else TeamReportDialog)(self.controller, self.window)
+        self.team_dialogs[which] = dialog
+        dialog.open()
+        return dialog
 
     def checkpoint(self) -> None:
         """Move the saved labels from the WAL into the project file (never waits; a failure is

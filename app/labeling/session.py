@@ -158,16 +158,17 @@ class LabelingSession:
             return pending
         return self.store.current_label(item_id, self.annotator, self.kind)
 
-    def save(self, item_id: int, draft: LabelDraft) -> Label | None:
+    def save(self, item_id: int, draft: LabelDraft, active_ms: int | None = None) -> Label | None:
         """Write ``draft`` as the item's new current label (durably, before returning: in
         the project, or kept pending in the journal when the project cannot be written).
+        ``active_ms``: the item's active time so far (``active_time.ActiveTime``), stored with it.
 
         Returns the label (stored or pending), or ``None`` when nothing changed.
         """
         before = self.draft(item_id)
         if draft == before:
             return None
-        label = self._write(item_id, draft)
+        label = self._write(item_id, draft, active_ms)
         self._undo.append(_Change(item_id, before, draft))
         self._redo.clear()
         return label
@@ -198,11 +199,11 @@ class LabelingSession:
     def can_redo(self) -> bool:
         return bool(self._redo)
 
-    def _write(self, item_id: int, draft: LabelDraft) -> Label:
+    def _write(self, item_id: int, draft: LabelDraft, active_ms: int | None = None) -> Label:
         """The one write path: store the label, or keep it pending (behind any pending ones,
         so that labels land in the order they were made)."""
         label = draft_to_label(item_id, self.annotator, self.order(item_id), draft, self.kind)
-        label = replace(label, uuid=str(uuidlib.uuid4()), created_at=utc_now())  # kept if it waits
+        label = replace(label, uuid=str(uuidlib.uuid4()), created_at=utc_now(), active_ms=active_ms)  # kept if it waits
         if len(self.pending):
             self.pending.keep(label, ext_id=self._ext_id(item_id))
             self.retry_pending()

@@ -11,8 +11,16 @@ is no label. Gold: a label is correct when its outcome is the expected one and, 
 Position bias: over the annotator's strict preferences on items shown with two responses, the
 share that picked the response shown first, with a two-sided exact binomial test against ½
 (scipy). Flags: ``fails gold`` when the gold CI's upper bound is below ``gold_threshold``;
-``position bias`` when p < 0.05 over at least ``min_position`` preferences. ``too fast`` needs
-the time an item was on screen, which labels do not record yet: it is never raised here.
+``position bias`` when p < 0.05 over at least ``min_position`` preferences; ``too fast`` when
+the median active time of the annotator's current labels is below ``too_fast_s`` seconds over
+at least ``min_timed`` timed labels.
+
+Time: a label's active time (``Label.active_ms``, schema 9: the item on screen, the window
+focused, the annotator active; ``labeling.active_time``) in seconds, over the annotator's
+current labels that have one (labels made before schema 9, by the research API or imported
+without a time have none and are left out; ``seconds_n`` says how many count). Median,
+quartiles and 90th percentile (numpy's linear interpolation) and a histogram over
+:data:`TIME_BINS_S`.
 """
 
 from __future__ import annotations
@@ -32,6 +40,12 @@ from .data import BOTH_BAD, TIE
 
 GOLD_THRESHOLD = 0.8
 MIN_POSITION = 10
+#: ``too fast``: median active seconds per item below this ...
+TOO_FAST_S = 3.0
+#: ... over at least this many timed labels
+MIN_TIMED = 10
+#: the histogram's bin edges in seconds (the last bin is open: 300 s and more)
+TIME_BINS_S = (0, 2, 5, 10, 20, 30, 60, 120, 300)
 
 
 @dataclass
@@ -52,6 +66,12 @@ class AnnotatorRow:
     first_shown_share: float | None = None
     first_shown_n: int = 0
     position_p: float | None = None
+    seconds_n: int = 0
+    seconds_median: float | None = None
+    seconds_q1: float | None = None
+    seconds_q3: float | None = None
+    seconds_p90: float | None = None
+    seconds_histogram: list[int] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
 
 
@@ -80,12 +100,26 @@ def _clean(x: float) -> float | None:
     return None if math.isnan(x) else float(x)
 
 
+def _times(row: AnnotatorRow, labels: list[Label]) -> None:
+    """The active-time figures of ``row`` from its labels that carry a time."""
+    seconds = np.array([lab.active_ms / 1000 for lab in labels if lab.active_ms is not None], dtype=float)
+    row.seconds_n = len(seconds)
+    if not len(seconds):
+        return
+    q1, median, q3, p90 = np.percentile(seconds, [25, 50, 75, 90])
+    row.seconds_q1, row.seconds_median, row.seconds_q3, row.seconds_p90 = map(float, (q1, median, q3, p90))
+    edges = np.array([*TIME_BINS_S, np.inf], dtype=float)
+    row.seconds_histogram = [int(c) for c in np.histogram(seconds, bins=edges)[0]]
+
+
 def team_report(
     store: Store,
     annotators: list[str] | None = None,
     *,
     gold_threshold: float = GOLD_THRESHOLD,
     min_position: int = MIN_POSITION,
+    too_fast_s: float = TOO_FAST_S,
+    min_timed: int = MIN_TIMED,
 ) -> list[AnnotatorRow]:
     """Per annotator (those with assignments, else everyone who labeled; or ``annotators``)."""
     from scipy.stats import binomtest  # type: ignore[import-untyped]
@@ -129,20 +163,31 @@ def team_report(
             row.flags.append("fails gold")
         if row.position_p is not None and n >= min_position and row.position_p < 0.05:
             row.flags.append("position bias")
+        _times(row, list(labs.values()))
+        if row.seconds_median is not None and row.seconds_n >= min_timed and row.seconds_median < too_fast_s:
+            row.flags.append("too fast")
         rows.append(row)
     return rows
 
 
-def report_dict(rows: list[AnnotatorRow]) -> dict[str, Any]:
-    """The report as ``stats --team --json`` prints it."""
-    return {"annotators": [asdict(r) for r in rows], "too_fast": "not computed: labels record no time on screen yet"}
+def report_dict(rows: list[AnnotatorRow], too_fast_s: float = TOO_FAST_S, min_timed: int = MIN_TIMED) -> dict[str, Any]:
+    """The report as ``team-report --json`` prints it (times in seconds)."""
+    return {
+        "annotators": [asdict(r) for r in rows],
+        "time_bins_s": list(TIME_BINS_S),
+        "too_fast": {"median_below_s": too_fast_s, "min_timed_labels": min_timed},
+    }
 
 
 def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.0f}%"
 
 
-def report_lines(rows: list[AnnotatorRow]) -> list[str]:
+def _secs(x: float | None) -> str:
+    return "—" if x is None else f"{x:.1f}s"
+
+
+def report_lines(rows: list[AnnotatorRow], too_fast_s: float = TOO_FAST_S, min_timed: int = MIN_TIMED) -> list[str]:
     """The report as text, one line per annotator."""
     if not rows:
         return ["team: no annotators with assignments or labels"]
@@ -152,12 +197,29 @@ def report_lines(rows: list[AnnotatorRow]) -> list[str]:
         kappa = "—" if r.kappa_mean is None else f"{r.kappa_mean:.2f}"
         pos = f"{_pct(r.first_shown_share)} of {r.first_shown_n}" if r.first_shown_n else "—"
         flags = f"  FLAGS: {', '.join(r.flags)}" if r.flags else ""
+        time = (
+            f"{_secs(r.seconds_median)} median [{_secs(r.seconds_q1)}, {_secs(r.seconds_q3)}] of {r.seconds_n}"
+            if r.seconds_n
+            else "—"
+        )
         out.append(
             f"  {r.annotator}: {r.done}/{r.assigned} done, gold {r.gold_correct}/{r.gold_labeled}"
-            f" {_pct(r.gold_accuracy)}{ci}, kappa {kappa}, first shown {pos}{flags}"
+            f" {_pct(r.gold_accuracy)}{ci}, kappa {kappa}, first shown {pos}, active time/item {time}{flags}"
         )
-    out.append("  (too fast: not computed — labels record no time on screen yet)")
+    out.append(
+        f"  (active time: seconds per item, median [quartiles] of the timed labels; too fast: median"
+        f" under {too_fast_s:g}s over at least {min_timed} timed labels)"
+    )
     return out
 
 
-__all__ = ["AnnotatorRow", "code", "gold_correct", "report_dict", "report_lines", "team_report"]
+__all__ = [
+    "TIME_BINS_S",
+    "TOO_FAST_S",
+    "AnnotatorRow",
+    "code",
+    "gold_correct",
+    "report_dict",
+    "report_lines",
+    "team_report",
+]

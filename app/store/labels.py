@@ -15,12 +15,13 @@ from .connection import StoreBase, dumps, inserted_id, utc_now
 
 _LABEL_COLUMNS = (
     "l.uuid, l.item_id, a.name, l.created_at, l.kind, l.outcome, l.ranking, l.strength,"
-    " l.error_types, l.discard_reasons, l.note, l.display_order, l.step_marks"
+    " l.error_types, l.discard_reasons, l.note, l.display_order, l.step_marks, l.active_ms"
 )
 
 
 def _label_from_row(row: Sequence[Any]) -> Label:
-    (uid, item_id, name, created, kind, outcome, ranking, strength, errors, reasons, note, order, marks) = row
+    (uid, item_id, name, created, kind, outcome, ranking, strength, errors, reasons, note, order, marks) = row[:13]
+    active_ms = row[13] if len(row) > 13 else None
     return Label(
         item_id=item_id,
         annotator=name,
@@ -35,6 +36,7 @@ def _label_from_row(row: Sequence[Any]) -> Label:
         kind=kind,
         uuid=uid,
         created_at=created,
+        active_ms=active_ms,
     )
 
 
@@ -113,6 +115,10 @@ class LabelsMixin(StoreBase):
                 raise ValueError(f"{what} {list(seq)} is not a list of distinct response indices < {n_responses}")
         if label.outcome == "prefer" and not label.ranking:
             raise ValueError("a 'prefer' label needs the preferred response index")
+        if label.active_ms is not None and (
+            isinstance(label.active_ms, bool) or not isinstance(label.active_ms, int) or label.active_ms < 0
+        ):
+            raise ValueError(f"active time {label.active_ms!r} is not a whole number of milliseconds >= 0; not stored")
         if label.created_at and (why := time_problem(label.created_at)) is not None:
             raise ValueError(f"the label's time {label.created_at[:40]!r} {why}; not stored")
         stored = replace(label, uuid=label.uuid or str(uuidlib.uuid4()), created_at=label.created_at or utc_now())
@@ -120,8 +126,8 @@ class LabelsMixin(StoreBase):
             annotator_id = self.annotator_id(label.annotator)
             conn.execute(
                 "INSERT INTO labels (uuid, item_id, annotator_id, created_at, kind, outcome, ranking, preferred,"
-                " strength, error_types, discard_reasons, note, display_order, step_marks, schema_version)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                " strength, error_types, discard_reasons, note, display_order, step_marks, active_ms, schema_version)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
                 " coalesce(?, (SELECT max(version) FROM label_schemas), 1))",
                 (
                     stored.uuid,
@@ -138,6 +144,7 @@ class LabelsMixin(StoreBase):
                     stored.note,
                     json.dumps(list(stored.display_order)),
                     json.dumps([list(m) for m in stored.step_marks]),
+                    stored.active_ms,
                     schema_version,
                 ),
             )

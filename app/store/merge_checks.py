@@ -374,6 +374,7 @@ class _SourceCheck:
                 + [self.annotators.get(row.get("annotator_id"))]
                 + [row.get(c) for c in ("created_at", "kind", "outcome", "ranking", "strength")]
                 + [row.get(c) for c in ("error_types", "discard_reasons", "note", "display_order", "step_marks")]
+                + [row.get("active_ms")]
             )
         except (TypeError, ValueError) as exc:
             problems.append(f"cannot be read as a label: {exc}")

@@ -21,6 +21,7 @@ from . import (
     m006_repair_v5,
     m007_reference_reviews,
     m008_assignments,
+    m009_active_time,
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -32,6 +33,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "repair version-5 files made by earlier builds of migration 5", m006_repair_v5.apply),
     Migration(7, "reference reviews: 'reference is wrong', audited", m007_reference_reviews.apply),
     Migration(8, "team assignments and gold items", m008_assignments.apply),
+    Migration(9, "active time of a label", m009_active_time.apply),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
