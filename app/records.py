@@ -326,6 +326,9 @@ class ItemFilter:
     discard_reason: str | None = None
     collection: str | None = None
     label_kind: str = "label"
+    #: ``item_ids``: only these items (the window's "Suspect reference" filter: the suspect
+    #: queue of ``app.stats.suspects``, computed off the GUI thread); ``None``: off.
+    item_ids: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         for name, allowed in (
@@ -364,6 +367,9 @@ class Label:
     kind: str = "label"
     uuid: str | None = None
     created_at: str | None = None
+    #: milliseconds the item was on screen, focused, with the annotator active, before this
+    #: label was saved (``labeling.active_time``); ``None``: not measured
+    active_ms: int | None = None
 
     @property
     def preferred(self) -> int | None:

@@ -208,7 +208,8 @@ class Project:
 
     def team_report(self) -> pd.DataFrame:
         """The lead's report (``pairscope team-report``, docs/TEAMWORK.md): one row per annotator,
-        done of assigned, gold accuracy with its Wilson CI, mean Cohen's kappa, position bias, flags."""
+        done of assigned, gold accuracy with its Wilson CI, mean Cohen's kappa, position bias, active
+        seconds per item (``seconds_median``, quartiles, ``seconds_n`` timed labels), flags."""
         from .stats.team_report import team_report
 
         rows = [asdict(r) for r in team_report(self.store)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
@@ -22,6 +22,7 @@ from pairscope.widgets.guidelines_panel import GuidelinesPanel
 
 from ..judge.queue import DEFAULT_ORDER, ORDERS
 from ..labeling.schema import DEFAULT_SCHEMA, LabelSchema
+from .activity import ActivityWatch
 
 if TYPE_CHECKING:
     from pairscope.widgets.label_panel import LabelPanel
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .ensemble_dialog import EnsembleDialog
     from .export_dialog import ExportDialog
     from .judge_dock import JudgeDock
+    from .main_window import MainWindow
     from .stats_view import StatsView
 
 
@@ -107,8 +109,10 @@ class Shortcuts:
         self.export_dialog: ExportDialog | None = None
         self.ensemble_dialog: EnsembleDialog | None = None
         self.compare_dialog: QDialog | None = None  # Compare two judges… (compare_dialog.py)
+        self.activity = ActivityWatch(window, controller.active_time)  # focus and input: a label's active time
         parts.panel.set_schema(self.schema)
         self._install()
+        self._install_suspect_filter()
 
     def handlers(self) -> dict[str, Callable[[], object]]:
         """Action name → what it does in this window."""
@@ -221,6 +225,8 @@ class Shortcuts:
             sub.addAction(action)
             self.queue_actions[order] = action
         self.controller.queue_order = start
+        if start == "suspect_reference":
+            self.score_suspects()
 
     def set_queue_order(self, order: str) -> None:
         """What U takes next, remembered for this project."""
@@ -230,6 +236,39 @@ class Shortcuts:
         if self.settings is not None:
             self.settings.setValue(self.queue_key, order)
         self.window.statusBar().showMessage(f"U takes the next item by {ORDERS[order]}.", 4000)
+        if order == "suspect_reference":
+            self.score_suspects()
+
+    def _install_suspect_filter(self) -> None:
+        """The review filter "Suspect reference" (controller.FOCUS): the suspect queue's items;
+        choosing it scores the references (the table fills when the scores are there)."""
+        window = cast("MainWindow", self.window)
+        window.focus.addItem("Suspect reference", "suspect_reference")
+        window.focus.currentIndexChanged.connect(self._suspect_filter_chosen)
+
+    def _suspect_filter_chosen(self, _index: int) -> None:
+        window = cast("MainWindow", self.window)
+        if window.focus.currentData() == "suspect_reference" and self.controller.suspects is None:
+            self.score_suspects()
+
+    def score_suspects(self) -> None:
+        """The suspect queue of "suspect reference first" (app/stats/suspects.py), fitted off the
+        GUI thread through the op's own connection; U goes by id order until it is there."""
+        from .controller import suspect_queue
+        from .tasks import BackgroundOp
+
+        path = self.controller.path
+
+        def done(queue: list[tuple[int, float]]) -> None:
+            self.controller.suspects = queue
+            window = cast("MainWindow", self.window)
+            if window.focus.currentData() == "suspect_reference":
+                window.apply_filter()
+            self.window.statusBar().showMessage(f"{len(queue)} suspect references: U takes the most suspect.", 4000)
+
+        op = BackgroundOp(self.window, lambda _task: suspect_queue(path), title="Suspect references")
+        op = op.with_progress("Scoring the references…").success(done)
+        op.failure(lambda exc: self.window.statusBar().showMessage(f"Suspect references: {exc}", 8000)).run()
 
     # -- the windows the keys open -------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from ..judge.queue import QueueCache
 from ..judge.review import ReviewData, review_data
 from ..judge.runs import RunChoice, pick_run, run_choices
+from ..labeling.active_time import ActiveTime
 from ..labeling.session import LabelingSession
 from ..records import Item, ItemFilter, LabelDraft, TableRow
 from ..store import Store
@@ -53,6 +54,7 @@ FOCUS: dict[str, dict] = {
     "disagree_with_reference": {"disagreement": "reference"},
     "adjudicated": {"status": "adjudicated"},
     "not_adjudicated": {"status": "not_adjudicated"},
+    "suspect_reference": {},  # the suspect queue's items (set_filter: item_ids)
 }
 
 #: How often labels kept pending are retried (each retry waits at most RETRY_WAIT_MS).
@@ -75,8 +77,10 @@ class AnnotationController(QObject):
         self.ensemble: tuple[int, ...] = ()  # runs read together (review table, queue); () = none
         self.queue_order = "id"  # what U takes next (app/judge/queue.py ORDERS)
         self.queue = QueueCache()  # the last queue ranked, while its inputs stay the same
+        self.suspects: list[tuple[int, float]] | None = None  # the suspect queue (a background op's)
         self.next_reason = ""  # why the item U chose is next
         self.current: ItemView | None = None
+        self.active_time = ActiveTime()  # fed by the window: focus, input (activity.py)
         self.loader = MediaLoader(parent=self)
         self.loader.loaded.connect(self._on_loaded)
         self._frames: FrameSource | None = None
@@ -104,6 +108,8 @@ class AnnotationController(QObject):
         if "judge" in fields:
             # No run yet: nothing to step through.
             fields["judge_run"] = self.run_id if self.run_id is not None else -1
+        if focus == "suspect_reference":  # none until the scores are there (Shortcuts.score_suspects)
+            fields["item_ids"] = tuple(sorted(i for i, _ in self.suspects or []))
         self.filter = replace(base, **fields)
 
     # -- the judge run every judge reader uses -------------------------------------------------
@@ -148,14 +154,17 @@ class AnnotationController(QObject):
 
     def next_unlabeled_row(self) -> int | None:
         """The row of the next item to label in :attr:`queue_order`; :attr:`next_reason` says why."""
-        from ..judge.queue import empty_reason, next_in_queue, preference_runs
+        from ..judge.queue import empty_reason, next_in_queue, preference_runs, suspect_reference
 
         after = self.current.item_id if self.current else 0
         fallback = ""
         if self.queue_order != "id":
             runs = list(self.ensemble) or preference_runs(self.store)
             labeled = self.session.labeled_ids()
-            entries = self.queue.ranked(self.store, self.queue_order, self.annotator, labeled, runs)
+            if self.queue_order == "suspect_reference":
+                entries = suspect_reference(self.suspects or [], labeled)
+            else:
+                entries = self.queue.ranked(self.store, self.queue_order, self.annotator, labeled, runs)
             entry = next_in_queue(entries, after or None)
             if entry is not None:
                 self.next_reason = entry.reason
@@ -180,6 +189,7 @@ class AnnotationController(QObject):
         from the cache), and ``neighbours`` are decoded ahead."""
         item = self.store.get_item(item_id)
         self.current = ItemView(item, self.session.order(item_id), self.session.draft(item_id))
+        self.active_time.show(item_id)
         prefetch = tuple(self.store.get_item(n) for n in neighbours)
         hit = self.loader.request(item, prefetch=prefetch)
         if hit is not None:
@@ -190,6 +200,7 @@ class AnnotationController(QObject):
         """No item is current (the table shows none); a save then does nothing."""
         self.close_frames()
         self.current = None
+        self.active_time.show(None)
 
     def frame_source(self, path: str) -> FrameSource:
         """Frames for playback of the current video (replaces the previous reader)."""
@@ -214,7 +225,7 @@ class AnnotationController(QObject):
             return False
         item_id = self.current.item_id
         waiting = self.session.pending_item_ids()
-        if self.session.save(item_id, draft) is None:
+        if self.session.save(item_id, draft, self.active_time.active_ms(item_id)) is None:
             return False
         self.current = ItemView(self.current.item, self.current.order, self.session.draft(item_id))
         self.saved.emit(self.session.table_row(item_id))
@@ -310,6 +321,16 @@ class AnnotationController(QObject):
         self.loader.stop()
         self.close_frames()
         self.store.close()
+
+
+def suspect_queue(project: Path) -> list[tuple[int, float]]:
+    """(item id, score) of the suspect references, most suspect first (``app.stats.suspects``),
+    read through a connection of the calling background op's own."""
+    from ..stats.suspects import load_suspects
+    from .tasks import own_store
+
+    with own_store(project, readonly=True) as store:
+        return [(s.item_id, s.score) for s in load_suspects(store).queue()]
 
 
 def collect_filtered(project: Path, name: str, item_filter: ItemFilter) -> int:

@@ -52,6 +52,12 @@ MEDIA = {
     "Reference the dataset's media paths (copy nothing)": "reference",
 }
 MAX_IDS = 20  # per reason on screen; the manifest lists them all
+#: References a reviewer marked wrong (Suspect references…), as ``pairscope export --reference-corrections``.
+CORRECTIONS = {
+    "Export the dataset's references as imported": None,
+    "Apply the corrected references (with who, when and why)": "apply",
+    "Leave out items whose reference was marked wrong": "leave-out",
+}
 
 
 def result_summary(result: ExportResult) -> str:
@@ -100,6 +106,12 @@ class ExportDialog(QDialog):
         self.source.addItem(REFERENCE, "reference")
         self.fallback = QCheckBox("Where the source gives no preference, use the dataset's reference")
         self.include_discarded = QCheckBox("Include items a human discarded")
+        self.corrections = QComboBox()
+        self.corrections.setToolTip(
+            "References a reviewer marked wrong in Suspect references (the CLI's --reference-corrections)"
+        )
+        for shown, correction in CORRECTIONS.items():
+            self.corrections.addItem(shown, correction)
         self.explain = plain_label(word_wrap=True)
         self.only = QComboBox()
         self.only.addItems(list(ONLY))
@@ -127,6 +139,7 @@ class ExportDialog(QDialog):
         form.addRow("Preference", self.source)
         form.addRow("", self.fallback)
         form.addRow("", self.include_discarded)
+        form.addRow("Reviewed references", self.corrections)
         form.addRow(self.explain)
         form.addRow("Which", self.only)
         form.addRow("Folder", row)
@@ -138,7 +151,12 @@ class ExportDialog(QDialog):
         self.buttons.accepted.connect(self.run)
         self.buttons.rejected.connect(self.reject)
         outer.addWidget(self.buttons)
-        signals = (self.source.currentIndexChanged, self.fallback.toggled, self.include_discarded.toggled)
+        signals = (
+            self.source.currentIndexChanged,
+            self.fallback.toggled,
+            self.include_discarded.toggled,
+            self.corrections.currentIndexChanged,
+        )
         for signal in (*signals, self.media.currentIndexChanged):
             signal.connect(self._explain)
         self._format_changed(self.format.currentText())
@@ -172,7 +190,14 @@ class ExportDialog(QDialog):
             if self.media.currentData() == "copy"
             else "No media file is copied: rows name the dataset's own paths"
         )
-        self.explain.setText(f"Exports {source.describe(fallback)}. {discarded} {media}; a missing one keeps its path.")
+        corrections = {
+            None: "",
+            "apply": " References marked wrong are exported corrected (reference_corrected says by whom and why).",
+            "leave-out": " Items whose reference was marked wrong are left out.",
+        }[self.corrections.currentData()]
+        self.explain.setText(
+            f"Exports {source.describe(fallback)}. {discarded} {media}; a missing one keeps its path.{corrections}"
+        )
 
     @property
     def running(self) -> bool:
@@ -200,6 +225,7 @@ class ExportDialog(QDialog):
         source = self.chosen_source()
         fallback = self.fallback.isChecked() and source.kind != "reference"
         include_discarded = self.include_discarded.isChecked()
+        corrections = self.corrections.currentData()
         # The table's filter is passed (and recorded) only when it selects the items: not for
         # "Every item" or a collection, and not when the table shows every item.
         table = describe_table_filter(controller.filter) if SCOPES.get(scope) == "filtered" else {}
@@ -229,6 +255,7 @@ class ExportDialog(QDialog):
                     force=force,
                     progress=step,
                     media=media,
+                    reference_corrections=corrections,
                 )
 
         self._set_running(True)
@@ -254,7 +281,8 @@ class ExportDialog(QDialog):
 
     def _set_running(self, running: bool) -> None:
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(not running)
-        widgets = (self.format, self.media, self.scope, self.source, self.include_discarded, self.only, self.folder)
+        widgets: list[QWidget] = [self.format, self.media, self.scope, self.source, self.include_discarded]
+        widgets += [self.corrections, self.only, self.folder]
         for widget in widgets:
             widget.setEnabled(not running)
         self.fallback.setEnabled(not running and self.chosen_source().kind != "reference")

@@ -16,6 +16,10 @@
 ``annotators_disagree``
     Items whose current labels (other annotators') state different preferences (a response,
     tie, both bad), most split first, then more annotators first.
+``suspect_reference``
+    Items whose dataset reference some evidence contradicts, most probably wrong first (the
+    score of ``app.stats.suspects``, which the window computes off the GUI thread and hands to
+    :func:`suspect_reference`; this module does not fit the model).
 
 Every order keeps only items this annotator has not labeled, breaks ties by item id (so the
 same project gives the same order), and says why an item is next (:attr:`QueueEntry.reason`,
@@ -39,6 +43,7 @@ ORDERS: dict[str, str] = {
     "judges_disagree": "judges disagree",
     "least_confident": "least confident",
     "annotators_disagree": "annotators disagree",
+    "suspect_reference": "suspect reference first",
 }
 DEFAULT_ORDER = "id"
 
@@ -157,6 +162,17 @@ def annotators_disagree(store: Store, annotator: str, skip: Collection[int]) -> 
     return sorted(out, key=lambda e: e.key)
 
 
+def suspect_reference(scores: Sequence[tuple[int, float]], skip: Collection[int]) -> list[QueueEntry]:
+    """The suspect queue (item id, P(the reference is wrong)), most suspect first, without
+    the items this annotator has labeled."""
+    out = [
+        QueueEntry(item_id, f"suspect reference: probably wrong ({score:.2f}, pairscope suspects)", (-score, item_id))
+        for item_id, score in scores
+        if item_id not in skip
+    ]
+    return sorted(out, key=lambda e: e.key)
+
+
 def preference_runs(store: Store) -> list[int]:
     """Every run that casts preference votes (the judge orders' runs without an ensemble)."""
     from .modes import get_mode
@@ -221,6 +237,8 @@ def empty_reason(order: str, run_ids: Sequence[int]) -> str:
         return "judges disagree needs two or more judge runs (Ensemble… picks them); next by id"
     if order == "least_confident" and not run_ids:
         return "least confident needs a judge run; next by id"
+    if order == "suspect_reference":
+        return "no unlabeled item with a suspect reference (or the scores are still computing); next by id"
     return f"no unlabeled item left where {ORDERS[order]}; next by id"
 
 
@@ -239,4 +257,5 @@ __all__ = [
     "ranked",
     "split_sizes",
     "split_text",
+    "suspect_reference",
 ]

@@ -55,7 +55,22 @@ def compute_stats(
         },
         "steps": prm_report(data, runs=runs),
         "calibration": calibration_report(data, runs),
+        # each run's accuracy on confirmed and corrected references; None (no key in the JSON)
+        # without a judge run that votes or a reference review (docs/STATISTICS.md)
+        "reference_noise": _reference_noise(store, data, run_id),
     }
+
+
+def _reference_noise(store: Store, data: StatsData, run_id: int | None) -> Any:
+    """The "reference noise" section (:func:`.suspects_report.reference_noise`); the model (and
+    its imports) only when a reference was reviewed and some judge run votes on preferences."""
+    from ..store.references import current_reference_reviews
+
+    if not any(get_mode(r.run.mode).votes_on_preference for r in data.runs) or not current_reference_reviews(store):
+        return None
+    from .suspects_report import reference_noise
+
+    return reference_noise(store, None if run_id is None else [run_id])
 
 
 def report_json(report: Mapping[str, Any], convention: str = "vlrewardbench") -> dict[str, Any]:
@@ -72,6 +87,9 @@ def report_json(report: Mapping[str, Any], convention: str = "vlrewardbench") ->
                 entry.update({k: v for k, v in c.items() if k not in CONVENTION_ONLY})
                 entry["vote"] = name
     out["judges"] = judges
+    noise = out.pop("reference_noise", None)
+    if noise is not None:  # typed (ReferenceNoise), or a dict read back from stats.json
+        out["reference_noise"] = noise if isinstance(noise, Mapping) else noise.as_dict()
     return out
 
 
@@ -206,6 +224,11 @@ def summary_text(report: Mapping[str, Any], convention: str = "vlrewardbench") -
     for run_id, scores in judges_of(report).items():
         lines += judge_lines(run_id, scores, convention)
     lines += calibration_lines(report)
+    if report.get("reference_noise") is not None:
+        from .suspects_report import ReferenceNoise, reference_noise_lines
+
+        if isinstance(report["reference_noise"], ReferenceNoise):
+            lines += reference_noise_lines(report["reference_noise"])
     for s in (report.get("steps") or {}).get("runs", []):
         lines.append(
             f"step run {s['run_id']} (erroneous = score ≤ {s['threshold']}): F1 erroneous"
