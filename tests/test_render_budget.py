@@ -14,6 +14,7 @@ import pytest
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QColor, QImage, QTextCursor, QTextFormat, QTextOption
 
+from helpers import WAIT_MS
 from pairscope.widgets import render_budget as budget
 from pairscope.widgets.response_view import ResponseText, protect_math
 
@@ -83,18 +84,23 @@ def test_a_2mb_line_without_spaces_is_cut_with_show_all(pane):
     assert "1,000" in card.budget_note.text()
 
 
-def test_show_all_renders_the_full_text_as_plain_text_only_on_demand(pane):
+def test_show_all_renders_the_full_text_as_plain_text_only_on_demand(pane, qtbot):
     text = "Intro **bold**.\n\n" + letters(200_000) + "\n\nThe end."
     pane.show_responses(pair(text))
     card = pane.cards()[0]
     assert card.is_cut() and not card.showing_all()
     assert len(shown(card)) < 5_000
     card.show_all_button.click()
-    assert card.showing_all() and shown(card) == text  # everything, literally (plain text)
+    qtbot.waitUntil(lambda: not card.filling(), timeout=WAIT_MS)
+    lines = shown(card).split("\n")  # everything, literally (plain text); the 200k run in pieces
+    assert lines[:2] == ["Intro **bold**.", ""] and lines[-2:] == ["", "The end."]
+    assert "".join(lines[2:-2]) == text.split("\n")[2] and max(map(len, lines)) <= budget.FULL_LINE_LIMIT
+    assert "in pieces" in card.budget_note.text()
     assert card.body.wordWrapMode() == QTextOption.WrapMode.WrapAnywhere  # a long run: no quadratic wrap
     assert card.show_all_button.text() == "Show less"
     pane.set_markdown(False)  # the choice survives the Markdown toggle ...
-    assert shown(card) == text
+    qtbot.waitUntil(lambda: not card.filling(), timeout=WAIT_MS)
+    assert shown(card).replace("\n", "") == text.replace("\n", "")
     card.show_all_button.click()  # ... and can be undone
     assert not card.showing_all() and len(shown(card)) < 5_000
     assert card.body.wordWrapMode() == QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
@@ -143,13 +149,14 @@ def test_a_huge_response_shows_a_plain_text_preview(pane):
     assert pane.highlighted_fragments(1)  # the diff still runs, on what is shown
 
 
-def test_show_all_of_a_huge_response_skips_the_word_diff(pane):
+def test_show_all_of_a_huge_response_skips_the_word_diff(pane, qtbot):
     text = words(budget.DIFF_LIMIT + 50_000)
     pane.set_diff_highlight(True)  # most words differ: the diff is asked for (off by default)
     pane.show_responses(pair(text, "the red circle"))
     assert pane.highlighted_fragments(0)
     pane.cards()[0].show_all_button.click()
-    assert shown(pane.cards()[0]) == text
+    qtbot.waitUntil(lambda: not pane.cards()[0].filling(), timeout=WAIT_MS)
+    assert shown(pane.cards()[0]) == budget.split_long_lines(text)[0]  # long lines in pieces
     assert pane.highlighted_fragments(0) == [] and pane.highlighted_fragments(1) == []
 
 
@@ -494,3 +501,46 @@ def test_a_stream_is_cut_the_same_whatever_its_pieces():
         assert "".join(got) == expected
         assert pieces.shown == whole.shown and pieces.dropped == whole.dropped
         assert len(expected) <= 20_000 + len(" … (unbroken run cut)") and not budget.has_long_run(expected)
+
+
+def test_show_all_of_a_2mb_line_never_lays_out_more_than_a_slice_at_once(pane, qtbot):
+    """Issue 30: "Show all" on a 2 MB line blocked the GUI thread 1.4 s laying out one block.
+    Now the document gets the text a slice per event-loop turn, in lines of bounded length:
+    counted (characters added per change, characters per block), not timed."""
+    text = letters(2_000_000)
+    pane.show_responses(pair(text))
+    card = pane.cards()[0]
+    doc = card.body.document()
+    added: list[int] = []
+    doc.contentsChange.connect(lambda _pos, _removed, n: added.append(n))
+    card.show_all_button.click()
+    assert card.filling() and doc.characterCount() <= budget.SHOW_ALL_STEP + 1  # the rest comes later
+    qtbot.waitUntil(lambda: not card.filling(), timeout=WAIT_MS)
+    assert len(added) >= len(text) // budget.SHOW_ALL_STEP  # many small changes, not one 2 MB one
+    assert max(added) <= budget.SHOW_ALL_STEP + 1
+    blocks = shown(card).split("\n")
+    assert max(map(len, blocks)) <= budget.FULL_LINE_LIMIT and "".join(blocks) == text  # all of it, in order
+    card.show_all_button.click()  # "Show less" right away is the budgeted view again
+    assert not card.filling() and len(shown(card)) < budget.RUN_LIMIT + 100
+
+
+def test_show_less_or_the_next_item_stops_a_show_all_still_filling_in(pane, qtbot):
+    text = letters(1_000_000)
+    pane.show_responses(pair(text))
+    card = pane.cards()[0]
+    card.show_all_button.click()
+    assert card.filling()
+    pane.show_responses(pair("next item"))
+    assert not card.filling()
+    qtbot.wait(50)  # slices left in the event loop add nothing to the new item
+    assert shown(card) == "next item"
+
+
+def test_split_long_lines_breaks_after_a_space_and_adds_nothing_else():
+    line = " ".join(["word"] * 5_000)  # 24,999 characters, spaces every 5
+    shown, breaks = budget.split_long_lines("short\n" + line + "\nend", limit=1_000)
+    lines = shown.split("\n")
+    assert breaks == len(lines) - 3 and lines[0] == "short" and lines[-1] == "end"
+    assert all(len(piece) <= 1_000 and piece.endswith(" ") for piece in lines[1:-2])  # broken after a space
+    assert "".join(lines[1:-1]) == line
+    assert budget.split_long_lines("a\nb", limit=1) == ("a\nb", 0)

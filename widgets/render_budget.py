@@ -42,6 +42,11 @@ DIFF_LIMIT = 200_000
 DIFF_SPAN_LIMIT = 300
 #: Longest text whose words are counted exactly; beyond it the count is extrapolated.
 COUNT_LIMIT = 200_000
+#: "Show all": longest line (text block) it puts in the document; longer lines go in pieces,
+#: each ending at its last space, so Qt never lays out one huge block (a 2 MB line: 1.4 s).
+FULL_LINE_LIMIT = 10_000
+#: "Show all": characters added to the document per turn of the event loop (the rest follow).
+SHOW_ALL_STEP = 50_000
 
 
 @dataclass(frozen=True)
@@ -116,8 +121,39 @@ def _cut_run(start: int, end: int, text: str) -> str:
 
 
 def plan_full(text: str) -> RenderPlan:
-    """ "Show all": the whole response, plain text (wrapped anywhere if a run would be slow)."""
-    return RenderPlan(text, False, False, f"Showing all {len(text):,} characters as plain text.", has_long_run(text))
+    """ "Show all": the whole response, plain text (wrapped anywhere if a run would be slow);
+    lines longer than :data:`FULL_LINE_LIMIT` are shown in pieces (:func:`split_long_lines`)."""
+    shown, pieces = split_long_lines(text)
+    note = f"Showing all {len(text):,} characters as plain text"
+    if pieces:
+        note += f"; lines over {FULL_LINE_LIMIT:,} characters are shown in pieces"
+    return RenderPlan(shown, False, False, note + ".", has_long_run(text))
+
+
+def split_long_lines(text: str, limit: int = FULL_LINE_LIMIT) -> tuple[str, int]:
+    """``text`` with each line longer than ``limit`` broken into lines of at most ``limit``
+    characters (after the last space of each piece when it has one in its second half, else at
+    ``limit``), and how many breaks were added. Nothing but line breaks is added."""
+    if len(text) <= limit or all(len(line) <= limit for line in text.split("\n")):
+        return text, 0
+    out: list[str] = []
+    breaks = 0
+    for line in text.split("\n"):
+        start = 0
+        while len(line) - start > limit:
+            space = line.rfind(" ", start + limit // 2, start + limit)
+            end = space + 1 if space >= 0 else start + limit
+            out.append(line[start:end])
+            start = end
+            breaks += 1
+        out.append(line[start:])
+    return "\n".join(out), breaks
+
+
+def show_all_steps(text: str, step: int = SHOW_ALL_STEP) -> list[str]:
+    """``text`` in consecutive slices of at most ``step`` characters: what "Show all" adds to
+    the document per turn of the event loop (at least one slice, maybe empty)."""
+    return [text[k : k + step] for k in range(0, len(text), step)] or [""]
 
 
 def plan_steps(steps: Sequence[str], full: bool = False) -> tuple[list[str], RenderPlan]:

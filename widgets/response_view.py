@@ -45,7 +45,16 @@ from PySide6.QtWidgets import (
 
 from .math_render import MathImages, render_math
 from .plain_text import plain_label
-from .render_budget import DIFF_LIMIT, DIFF_SPAN_LIMIT, RenderPlan, plan_body, plan_full, plan_steps, word_count
+from .render_budget import (
+    DIFF_LIMIT,
+    DIFF_SPAN_LIMIT,
+    RenderPlan,
+    plan_body,
+    plan_full,
+    plan_steps,
+    show_all_steps,
+    word_count,
+)
 from .render_budget import protect_math as protect_math  # re-exported: where it used to live
 from .text_diff import Span, coarsen, word_diff
 
@@ -170,6 +179,8 @@ class ResponseCard(QFrame):
         self.body.document().documentLayout().documentSizeChanged.connect(self._fit_height)
         self._math_waiting = False  # formulas still being drawn: the card renders again when they are
         MathImages.shared().ready.connect(self._math_ready)
+        #: "Show all" text not yet in the document: one slice per turn of the event loop.
+        self._fill_rest: list[str] = []
 
     def _math_ready(self) -> None:
         if self._math_waiting:
@@ -223,6 +234,7 @@ class ResponseCard(QFrame):
         doc = self.body.document()
         self._diff_selections = []
         self._math_waiting = False
+        self._fill_rest = []  # a "Show all" still filling in stops here
         self.body.setExtraSelections([])  # each selection's cursor would follow every edit below
         plan = RenderPlan("", False)
         # Empty the document before changing the wrap mode: Qt would re-wrap the old text.
@@ -237,8 +249,15 @@ class ResponseCard(QFrame):
             lines = (f"{MARK_STYLE[None][0]} {i}. {_one_line(step)}" for i, step in enumerate(steps, 1))
             doc.setPlainText("\n".join(lines))
             self._apply_marks()
+        elif self._show_all:  # plain text, added a slice per turn of the event loop (_fill_more)
+            plan = plan_full(self.response.text)
+            self._set_wrap(plan.wrap_anywhere)
+            first, *self._fill_rest = show_all_steps(plan.text)
+            doc.setPlainText(first)
+            if self._fill_rest:
+                QTimer.singleShot(0, self._fill_more)
         else:
-            plan = plan_full(self.response.text) if self._show_all else plan_body(self.response.text, markdown)
+            plan = plan_body(self.response.text, markdown)
             self._set_wrap(plan.wrap_anywhere)
             render_plan(doc, plan)
             if plan.markdown and ("$" in plan.text or "\\" in plan.text):  # formulas drawn (math_render)
@@ -250,6 +269,22 @@ class ResponseCard(QFrame):
         self.show_all_button.setText(SHOW_LESS if self._show_all else SHOW_ALL)
         self.show_all_button.setVisible(self._cut)
         self._refresh_selections()
+
+    def filling(self) -> bool:
+        """ "Show all" is still adding the text to the document (a slice per event-loop turn)."""
+        return bool(self._fill_rest)
+
+    def _fill_more(self) -> None:
+        if not self._fill_rest:
+            return  # rendered afresh meanwhile
+        cursor = QTextCursor(self.body.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(self._fill_rest.pop(0))
+        if self._fill_rest:
+            QTimer.singleShot(0, self._fill_more)
+        else:
+            self._refresh_selections()
+            self.view_changed.emit()  # the whole text is in: the pane diffs it now
 
     def _set_wrap(self, anywhere: bool) -> None:
         mode = QTextOption.WrapMode.WrapAnywhere if anywhere else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere
@@ -480,8 +515,8 @@ class ResponsePane(QWidget):
             card.set_diff_spans([])
         if self._diff is False or len(self._cards) != 2 or any(c.is_empty or c.has_steps for c in self._cards):
             return
-        if any(card.body.document().characterCount() > DIFF_LIMIT for card in self._cards):
-            return  # "Show all" of a huge response: the word diff would block for seconds
+        if any(card.body.document().characterCount() > DIFF_LIMIT or card.filling() for card in self._cards):
+            return  # "Show all" of a huge response: the word diff would block for seconds (or it is not all in yet)
         self._diff_job = self._diff_steps(self._cards[0], self._cards[1])
         self._diff_timer.start()
 

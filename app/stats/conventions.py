@@ -217,12 +217,13 @@ def _mm_rlhf(inp: ScoringInput) -> Decision:
     else:
         ids = inp.groups[scored]
         right = (verdict == inp.target)[scored]
-        per: dict[object, list[bool]] = {}
-        for g, r in zip(ids.tolist(), right.tolist()):
-            per.setdefault(g, []).append(bool(r))
-        if any(len(v) > 1 for v in per.values()):
-            extra["acc_plus"] = sum(all(v) for v in per.values()) / len(per)
-            extra["acc_plus_groups"] = float(len(per))
+        codes: dict[object, int] = {}  # each id's group number, in numpy from here (no list per id)
+        group = np.fromiter((codes.setdefault(g, len(codes)) for g in ids.tolist()), dtype=np.int64, count=len(ids))
+        pairs = np.bincount(group, minlength=len(codes))
+        wrong = np.bincount(group, weights=~right, minlength=len(codes))
+        if np.any(pairs > 1):
+            extra["acc_plus"] = float(np.sum(wrong == 0)) / len(codes)
+            extra["acc_plus_groups"] = float(len(codes))
         else:
             notes.append("ACC+ n/a: no id has two or more pairs")
     return Decision(verdict, scored, extra=extra, notes=tuple(notes))

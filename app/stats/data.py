@@ -65,6 +65,30 @@ def _ints(column: str | None) -> np.ndarray:
     return np.fromstring(column, sep=",", dtype=np.int64) if column else np.zeros(0, dtype=np.int64)
 
 
+def _first_numbers(lists: str) -> np.ndarray:
+    """The first number of each JSON integer list in ``lists`` (lists concatenated, as
+    ``"[0, 1][1, 0]"``), read in numpy; ``0`` for an empty list (as SQL's ``CAST('' AS INTEGER)``)."""
+    chars = np.frombuffer(lists.encode("ascii", "replace"), dtype=np.uint8)
+    at = np.flatnonzero(chars == ord("[")) + 1
+    padded = np.concatenate([chars, np.zeros(24, dtype=np.uint8)])
+    while True:  # JSON may put spaces after "["
+        space = padded[at] == ord(" ")
+        if not space.any():
+            break
+        at = at + space
+    value = np.zeros(len(at), dtype=np.int64)
+    reading = np.ones(len(at), dtype=bool)
+    negative = padded[at] == ord("-")
+    at = at + negative
+    for k in range(20):
+        digit = padded[at + k].astype(np.int64) - ord("0")
+        reading &= (digit >= 0) & (digit <= 9)
+        if not reading.any():
+            break
+        value = np.where(reading, value * 10 + digit, value)
+    return np.where(negative, -value, value)
+
+
 def load_stats_data(store: Store) -> StatsData:
     """Read items, current labels and every judge run's verdicts (one read snapshot,
     :meth:`Store.stats_rows`) into item-aligned arrays."""
@@ -76,6 +100,16 @@ def load_stats_data(store: Store) -> StatsData:
     query_words = _ints(rows.prompt_words_csv).astype(float)
     categories = np.array(rows.categories, dtype=object)
     media_kind = np.array(rows.media_kinds, dtype=object)
+    sources = np.array(rows.query_sources, dtype=object)
+    image_tokens = _ints(rows.image_tokens_csv).astype(float)
+    if n > 1 and not np.all(item_ids[1:] > item_ids[:-1]):  # the scan came back out of id order
+        order = np.argsort(item_ids, kind="stable")
+        item_ids, n_responses, ref_chosen, query_words = (
+            a[order] for a in (item_ids, n_responses, ref_chosen, query_words)
+        )
+        categories, media_kind, sources, image_tokens = (
+            a[order] for a in (categories, media_kind, sources, image_tokens)
+        )
 
     response_words = np.full((n, 2), np.nan)
     r_items, r_idx, r_words = (
@@ -83,10 +117,13 @@ def load_stats_data(store: Store) -> StatsData:
     )
     response_words[np.searchsorted(item_ids, r_items), r_idx] = r_words
 
-    index = {int(item_id): i for i, item_id in enumerate(item_ids)}
-    tags: list[list[str]] = [[] for _ in range(n)]
-    for item_id, kind in rows.error_tags:
-        tags[index[item_id]].append(kind)
+    tags: list[tuple[str, ...]] = [()] * n
+    if rows.error_tags:  # rows in (item, idx) order: one tuple per run of an item's rows
+        tag_rows = np.searchsorted(item_ids, np.fromiter((t[0] for t in rows.error_tags), np.int64))
+        kinds = [kind for _, kind in rows.error_tags]
+        starts = np.flatnonzero(np.diff(tag_rows, prepend=-1))
+        for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(kinds)]):
+            tags[int(tag_rows[start])] = tuple(kinds[start:end])
 
     names = rows.annotators
     labels = {name: np.full(n, np.nan) for name in names.values()}
@@ -102,22 +139,23 @@ def load_stats_data(store: Store) -> StatsData:
     runs = [_run_data(run_rows, item_ids) for run_rows in rows.runs]
     adjudicated = np.full(n, np.nan)
     for item_id, preferred in rows.adjudicated:
-        if item_id in index:
-            adjudicated[index[item_id]] = preferred
+        i = int(np.searchsorted(item_ids, item_id))
+        if i < n and item_ids[i] == item_id:
+            adjudicated[i] = preferred
     return StatsData(
         item_ids,
         categories,
         n_responses,
         ref_chosen,
-        [tuple(t) for t in tags],
+        tags,
         query_words,
         response_words,
         sorted(labels),
         labels,
         runs,
         media_kind,
-        np.array(rows.query_sources, dtype=object),
-        _ints(rows.image_tokens_csv).astype(float),
+        sources,
+        image_tokens,
         adjudicated,
         _error_kind_order(store),
         _reference_steps(rows.reference_steps),
@@ -153,7 +191,10 @@ def _error_kind_order(store: Store) -> tuple[str, ...]:
 def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:
     run, columns = rows.run, rows.columns
     n = len(item_ids)
-    table = np.stack([_ints(c) for c in columns], axis=1) if columns[0] else np.zeros((0, 6), dtype=np.int64)
+    if columns[0]:
+        table = np.stack([*(_ints(c) for c in columns[:5]), _first_numbers(columns[5] or "")], axis=1)
+    else:
+        table = np.zeros((0, 6), dtype=np.int64)
     samples = int(table[:, 1].max()) + 1 if len(table) else 1
     rows_of = np.searchsorted(item_ids, table[:, 0])
     known = (rows_of < n) & (item_ids[np.minimum(rows_of, n - 1)] == table[:, 0]) if n else np.zeros(0, bool)

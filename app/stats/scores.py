@@ -186,10 +186,14 @@ def cal_dataset(image_path: str | None) -> str | None:
 
 def load_item_keys(store: Store, data: StatsData) -> ItemKeys:
     """The item keys of :class:`ItemKeys`, read from the store."""
-    rows = {int(item_id): (group, ref) for item_id, group, ref in store.item_keys()}
-    ids = [int(i) for i in data.item_ids]
-    groups = np.array([rows.get(i, (None, None))[0] for i in ids], dtype=object)
-    datasets = np.array([cal_dataset(rows.get(i, (None, None))[1]) for i in ids], dtype=object)
+    rows = store.item_keys()
+    keys: list[tuple[int, str | None, str | None]] = list(rows)
+    if not (len(rows) == len(data.item_ids) and np.array_equal([r[0] for r in rows], data.item_ids)):
+        by_id = {int(item_id): (group, ref) for item_id, group, ref in rows}  # else: same items, same order
+        keys = [(int(i), *by_id.get(int(i), (None, None))) for i in data.item_ids]
+    groups = np.array([group for _, group, _ in keys], dtype=object)
+    of_ref = {ref: cal_dataset(ref) for ref in {ref for _, _, ref in keys}}  # once per distinct path
+    datasets = np.array([of_ref[ref] for _, _, ref in keys], dtype=object)
     return ItemKeys(groups, datasets)
 
 

@@ -4,7 +4,6 @@ turns parsed items into the rows :meth:`~.items.ItemsMixin.write_batch` inserts.
 from __future__ import annotations
 
 import hashlib
-import re
 from array import array
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,14 +44,11 @@ def identity_key(item: Item) -> str:
     return hashlib.sha1(orjson.dumps(payload)).hexdigest()
 
 
-# What str.split() splits on in ASCII text; text without these (but spaces) and without two
-# spaces in a row has one word more than it has spaces.
-_ODD_SPACE = re.compile(r"[\t\n\r\x0b\x0c\x1c-\x1f]|  ")
-
-
 def word_count(text: str) -> int:
-    """``len(text.split())``, without making a string per word for plain ASCII text."""
-    if not text.isascii() or _ODD_SPACE.search(text) is not None:
+    """``len(text.split())``, without making a string per word for plain ASCII text: printable
+    ASCII splits on spaces only, so without two spaces in a row it has one word more than it
+    has spaces (anything else, tabs and newlines included, is counted by ``split``)."""
+    if not text.isascii() or "  " in text or not text.isprintable():
         return len(text.split())
     stripped = text.strip(" ")
     return stripped.count(" ") + 1 if stripped else 0
@@ -154,7 +150,8 @@ class ItemBatcher:
             keyed.append((item, lines[n] if lines is not None else None, identity_key(item), extra_json))
         stored, taken_here = self.lookup([k[2] for k in keyed], [k[0].dataset_id for k in keyed])
         local: dict[str, tuple[int | None, str, str]] = {}  # identity -> (line, ext_id, hash) added in this batch
-        taken = _Taken(taken_here, self.is_taken)
+        # the batch's dataset ids the lookup did not find are free in the project: no query each
+        taken = _Taken(taken_here, self.is_taken, {k[0].dataset_id for k in keyed} - taken_here)
         for item, line, key, extra_json in keyed:
             digest = content_hash(item, extra_json)
             first = local.get(key) or self.conflicted.get(key)
@@ -228,10 +225,10 @@ class _Taken:
     """The display ids taken, for one batch: those the batch's lookup found and added, and,
     for any other (``id#2``, ``id#3``… probing), the project."""
 
-    def __init__(self, known: set[str], is_taken: Callable[[str], bool]):
+    def __init__(self, known: set[str], is_taken: Callable[[str], bool], free: set[str] | None = None):
         self.known = known
         self.is_taken = is_taken
-        self.checked: set[str] = set()
+        self.checked: set[str] = free if free is not None else set()  # known not to be in the project
 
     def __contains__(self, ext_id: object) -> bool:
         if ext_id in self.known:

@@ -211,6 +211,8 @@ def _filter_sql(f: ItemFilter) -> tuple[str, list]:
                 (f.collection,),
             )
         )
+    if f.item_ids is not None:
+        sets.append(_Set("SELECT value FROM json_each(?)", (json.dumps([int(i) for i in f.item_ids]),)))
     led = any(s.size == SMALL and not s.negate for s in sets)
     for s in sorted(sets, key=lambda s: (s.negate, s.size)):
         if led and s.size != SMALL and s.probe:

@@ -127,7 +127,10 @@ def filter_to_dict(f: ItemFilter) -> dict:
 def filter_from_dict(data: dict) -> ItemFilter:
     """An :class:`ItemFilter` from :func:`filter_to_dict`'s output; fields this version does
     not know (saved by a newer PairScope) are ignored."""
-    return ItemFilter(**{k: v for k, v in data.items() if k in _FIELDS})
+    fields = {k: v for k, v in data.items() if k in _FIELDS}
+    if fields.get("item_ids") is not None:  # JSON keeps the ids as a list
+        fields["item_ids"] = tuple(int(i) for i in fields["item_ids"])
+    return ItemFilter(**fields)
 
 
 def _load(store: Store) -> dict[str, dict]:
