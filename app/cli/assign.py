@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..project import open_project
+from .argtypes import positive
 
 
 def _share(text: str) -> float:
@@ -23,16 +24,6 @@ def _share(text: str) -> float:
     return value
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
 def add_parsers(sub) -> None:
     """The four subcommands' parsers, on ``pairscope``'s subparsers."""
     from ..curation.assign import STRATEGIES
@@ -41,11 +32,11 @@ def add_parsers(sub) -> None:
     p = sub.add_parser("assign", help="give items to annotators with overlap (and gold items): one pack each")
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
     p.add_argument("--annotators", required=True, help="names separated by commas, e.g. ana,ben,chen")
-    p.add_argument("--overlap", type=_positive, required=True, metavar="K", help="annotators per item")
+    p.add_argument("--overlap", type=positive, required=True, metavar="K", help="annotators per item")
     p.add_argument("--strategy", choices=STRATEGIES, default=STRATEGIES[0], help="the order items are handed out")
     p.add_argument("--collection", help="only this collection's items (default: every item)")
     p.add_argument("--gold-share", type=_share, default=0.0, help="share of each pack that is gold items")
-    p.add_argument("--per-annotator", type=_positive, metavar="N", help="at most N new items each (default: no cap)")
+    p.add_argument("--per-annotator", type=positive, metavar="N", help="at most N new items each (default: no cap)")
     p.add_argument("--seed", type=int, default=0, help="the seed of every random choice")
     p.add_argument("--out", type=Path, help="folder for the packs, OUT/<name>.pairscope (default: store only)")
     p.add_argument("--force", action="store_true", help="replace existing packs")

@@ -27,6 +27,7 @@ from ..project import NewProject, open_project
 from ..records import CONVENTION_ALIASES, SCORING_CONVENTIONS
 from ..store import SchemaError
 from . import team
+from .argtypes import positive as _positive
 from .manners import USAGE, refuse_window
 from .output import print_import_report as _print_report
 from .output import say_notes as _say_notes
@@ -70,17 +71,6 @@ def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
             raise argparse.ArgumentTypeError(f"--map expects FIELD=KEY, got {pair!r}")
         mapping[field.strip()] = key.strip()
     return mapping
-
-
-def _positive(text: str) -> int:
-    """An integer ≥ 1 (``--limit 0`` is a mistake, not "all")."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
 
 
 def _k_value(text: str) -> int:

@@ -9,16 +9,7 @@ import json
 from pathlib import Path
 
 from ..project import open_project
-
-
-def _top(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--top: expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"--top: must be 1 or more, got {value}")
-    return value
+from .argtypes import positive
 
 
 def add_parsers(sub) -> None:
@@ -28,7 +19,7 @@ def add_parsers(sub) -> None:
         help="items whose dataset reference is probably wrong (judges, annotators, adjudications), with the evidence",
     )
     p.add_argument("--db", type=Path, required=True, help="the project file (.pairscope)")
-    p.add_argument("--top", type=_top, metavar="N", help="list only the N most suspect items (default: every one)")
+    p.add_argument("--top", type=positive, metavar="N", help="list only the N most suspect items (default: every one)")
     p.add_argument(
         "--runs",
         help="judge run ids separated by commas (default: every run that votes on preferences, reparses of a run once)",
