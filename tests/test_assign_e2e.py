@@ -4,6 +4,7 @@ lead's report against figures computed here independently (sklearn, statsmodels,
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -12,6 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.proportion import proportion_confint
 
 from helpers import good_bad_items
+from pairscope.app.cli.main import main
 from pairscope.app.curation.assign import assign_project, gold_from_reference
 from pairscope.app.curation.teamwork import merge_projects
 from pairscope.app.labeling.session import LabelingSession
@@ -34,7 +36,7 @@ def choose(name: str, ext_id: str, order: tuple[int, ...], gold_ids: set[str]) -
     return 0
 
 
-def test_assign_label_merge_report(tmp_path):
+def test_assign_label_merge_report(tmp_path, capsys):
     lead = Store.create(tmp_path / "lead.pairscope")
     lead.add_items(good_bad_items(60))
     gold_ext = {f"it{i}" for i in range(50, 60)}
@@ -97,3 +99,20 @@ def test_assign_label_merge_report(tmp_path):
         frame = project.team_report()
     assert list(frame.index) == TEAM and frame.loc["ben", "gold_accuracy"] == 0.0
     assert frame.loc["ana", "gold_ci_low"] == rows["ana"].gold_ci[0]
+
+    # the same report in `pairscope stats` (text and --json), as the team report command gives it
+    capsys.readouterr()  # what the steps above printed
+    assert main(["stats", "--db", str(lead_path), "--json", "--bootstrap", "0"]) == 0
+    team = json.loads(capsys.readouterr().out)["team"]
+    assert [r["annotator"] for r in team["annotators"]] == TEAM
+    assert team["annotators"][TEAM.index("ben")]["flags"] == rows["ben"].flags
+    assert main(["stats", "--db", str(lead_path), "--bootstrap", "0"]) == 0
+    assert "FLAGS: fails gold" in capsys.readouterr().out
+
+
+def test_stats_of_a_project_nobody_assigned_has_no_team_section(tmp_path, capsys):
+    path = tmp_path / "p.pairscope"
+    with Store.create(path) as store:
+        store.add_items(good_bad_items(4))
+    assert main(["stats", "--db", str(path), "--json", "--bootstrap", "0"]) == 0
+    assert "team" not in json.loads(capsys.readouterr().out)

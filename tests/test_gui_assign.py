@@ -98,3 +98,26 @@ def test_the_team_report_shows_figures_and_flags(qtbot, tmp_path):
     QApplication.processEvents()
     dialog.close()
     window.close()
+
+
+def test_the_statistics_view_has_a_team_tab_once_items_are_assigned(qtbot, tmp_path):
+    """The lead's report beside the other statistics (issue 28): a Team tab with a row per
+    annotator of the round; a project nobody assigned has no such tab."""
+    from pairscope.app.curation.assign import assign_project
+    from pairscope.app.gui.stats_view import StatsView
+
+    path = project(tmp_path)
+    with Store.open(path) as store:
+        view = StatsView(store)
+        qtbot.addWidget(view)
+        qtbot.waitUntil(lambda: view.report is not None, timeout=WAIT_MS)
+        tabs = [view.tabs.tabText(i) for i in range(view.tabs.count())]
+        assert "Team" not in tabs
+        view.close()
+        assign_project(store, ["ana", "ben"], 1, tmp_path / "packs")
+        view = StatsView(store)
+        qtbot.addWidget(view)
+        qtbot.waitUntil(lambda: view.report is not None, timeout=WAIT_MS)
+        tabs = [view.tabs.tabText(i) for i in range(view.tabs.count())]
+        assert tabs.index("Team") == tabs.index("Figures") - 1
+        assert view.sections["team"].table.model().rowCount() == 2

@@ -181,6 +181,15 @@ class StatsView(QDialog):
         )
         self.pages["Categories"].fill([s["categories"]], charts.get("Categories"))
         self.pages["Annotators"].fill([s["annotators"], s["annotator_pairs"]], charts.get("Annotators"))
+        if isinstance(report.get("team"), list):  # items were assigned: the lead's report (TEAMWORK.md)
+            from .assign_dialog import team_table
+
+            if "Team" not in self.pages:
+                self.pages["Team"] = _Page()
+                self.tabs.insertTab(self.tabs.indexOf(self.figure_tabs), self.pages["Team"], "Team")
+            columns, rows = team_table(report["team"])
+            self.sections["team"] = StatSection("Per annotator", columns, rows, "No annotator has labels yet.")
+            self.pages["Team"].fill([self.sections["team"]])
         self.figure_tabs.clear()
         self.charts, self.figure_empty = {}, {}
         for entry in d.figures:

@@ -58,7 +58,21 @@ def compute_stats(
         # each run's accuracy on confirmed and corrected references; None (no key in the JSON)
         # without a judge run that votes or a reference review (docs/STATISTICS.md)
         "reference_noise": _reference_noise(store, data, run_id),
+        # the lead's report (docs/TEAMWORK.md); None (no key in the JSON) when nothing was assigned
+        "team": _team(store),
     }
+
+
+def _team(store: Store) -> Any:
+    """:func:`.team_report.team_report` when items were assigned (``pairscope assign``); it reads
+    every current label, so a project nobody assigned does not pay for it."""
+    from ..store.assignments import assignments
+
+    if not assignments(store):
+        return None
+    from .team_report import team_report
+
+    return team_report(store)
 
 
 def _reference_noise(store: Store, data: StatsData, run_id: int | None) -> Any:
@@ -90,6 +104,11 @@ def report_json(report: Mapping[str, Any], convention: str = "vlrewardbench") ->
     noise = out.pop("reference_noise", None)
     if noise is not None:  # typed (ReferenceNoise), or a dict read back from stats.json
         out["reference_noise"] = noise if isinstance(noise, Mapping) else noise.as_dict()
+    team = out.pop("team", None)
+    if team is not None:  # typed (AnnotatorRow list), or a dict read back from stats.json
+        from .team_report import report_dict
+
+        out["team"] = team if isinstance(team, Mapping) else report_dict(team)
     return out
 
 
@@ -229,6 +248,10 @@ def summary_text(report: Mapping[str, Any], convention: str = "vlrewardbench") -
 
         if isinstance(report["reference_noise"], ReferenceNoise):
             lines += reference_noise_lines(report["reference_noise"])
+    if isinstance(report.get("team"), list):
+        from .team_report import report_lines
+
+        lines += report_lines(report["team"])
     for s in (report.get("steps") or {}).get("runs", []):
         lines.append(
             f"step run {s['run_id']} (erroneous = score ≤ {s['threshold']}): F1 erroneous"
