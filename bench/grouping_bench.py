@@ -1,11 +1,11 @@
-"""What the faster local judge of issue 27 would buy on CPU, measured through the real
-transformers backend (tiny random Qwen2-VL, tests/tiny_models.py): batching by prompt length
-against the order given, the image processor's share of a batch and what running it on a
-worker (overlapped with the previous batch's generation) saves, and prefill against decode.
+"""What the faster local judge of issue 27 buys on CPU, measured through the real
+transformers backend (tiny random Qwen2-VL, tests/tiny_models.py): the backend's own batching
+by prompt length (``group_by_length``) and preprocessing of the next batch on a worker
+(``encode_ahead``), each on and off, the pad tokens the backend counted, the image processor's
+share of an inline run, and prefill against decode.
 
-The backend itself is not changed here: grouping is the same requests handed to
-``generate`` sorted by prompt length (and the answers put back in order); overlap runs the
-backend's own ``_encode`` of batch i+1 on a thread while ``model.generate`` runs batch i.
+Every variant is the same request list handed to ``generate`` of a backend loaded with those
+options (answers in the caller's order; the greedy answers are checked equal across variants).
 Prefill is a batch generating 1 token; decode is (time for T tokens − time for 1) / (T − 1).
 Synthetic pairs whose answers run from a few words to a few hundred, so batches pad.
 
@@ -65,23 +65,14 @@ def padding_share(lengths: list[int], batch: int) -> float:
     return pad / total
 
 
-def run_generate(backend, requests: list[JudgeRequest]) -> float:
+def run_generate(backend, requests: list[JudgeRequest]) -> tuple[float, int, list[str]]:
+    """(seconds, pad tokens the backend counted, answers) for one ``generate`` of ``requests``."""
+    backend.padding_tokens = 0
     start = time.perf_counter()
     results = backend.generate(requests)
+    seconds = time.perf_counter() - start
     assert all(r.error is None for r in results), [r.error for r in results if r.error][:1]
-    return time.perf_counter() - start
-
-
-def grouped(backend, requests: list[JudgeRequest]) -> float:
-    """The same requests batched by prompt length; answers mapped back to their positions."""
-    start = time.perf_counter()
-    order = sorted(range(len(requests)), key=lambda i: prompt_tokens(backend, requests[i]))
-    results = backend.generate([requests[i] for i in order])
-    back = [None] * len(requests)
-    for i, r in zip(order, results, strict=True):
-        back[i] = r
-    assert all(r is not None and r.error is None for r in back)
-    return time.perf_counter() - start
+    return seconds, backend.padding_tokens, [r.text for r in results]
 
 
 def encode_and_generate(backend, requests: list[JudgeRequest], batch: int, overlap: bool) -> tuple[float, float]:
@@ -152,32 +143,48 @@ def main() -> None:
     if not (folder / "config.json").exists():
         args.workdir.mkdir(parents=True, exist_ok=True)
         build_tiny_qwen2_vl(folder)
-    backend = create_backend("transformers", model=str(folder), device="cpu", batch_size=args.batch, top_logprobs=0)
+    variants = {
+        "order given, encode inline (before)": dict(group_by_length=False, encode_ahead=False),
+        "grouped, encode inline": dict(group_by_length=True, encode_ahead=False),
+        "order given, encode ahead": dict(group_by_length=False, encode_ahead=True),
+        "grouped, encode ahead (default)": dict(group_by_length=True, encode_ahead=True),
+    }
+    backends = {
+        name: create_backend(
+            "transformers", model=str(folder), device="cpu", batch_size=args.batch, top_logprobs=0, **options
+        )
+        for name, options in variants.items()
+    }
+    backend = backends["order given, encode inline (before)"]
     requests = requests_of_mixed_length(args.items, args.tokens)
     lengths = [prompt_tokens(backend, r) for r in requests]
     backend.generate(requests[: args.batch])  # warm up
-    rows = {"order given": [], "grouped by length": [], "encode inline": [], "encode on a worker": []}
+    rows: dict[str, list[float]] = {name: [] for name in variants}
+    pads: dict[str, int] = {}
+    answers: dict[str, list[str]] = {}
     encode_share = []
     for _ in range(args.runs):
-        rows["order given"].append(run_generate(backend, requests))
-        rows["grouped by length"].append(grouped(backend, requests))
+        for name, judge in backends.items():
+            seconds, pads[name], answers[name] = run_generate(judge, requests)
+            rows[name].append(seconds)
         total, encode = encode_and_generate(backend, requests, args.batch, overlap=False)
-        rows["encode inline"].append(total)
         encode_share.append(encode / total)
-        rows["encode on a worker"].append(encode_and_generate(backend, requests, args.batch, overlap=True)[0])
+    assert all(a == answers[next(iter(answers))] for a in answers.values()), "greedy answers differ"
     prefill, decode = zip(*(prefill_decode(backend, requests, args.batch, args.tokens) for _ in range(args.runs)))
-    backend.close()
+    for judge in backends.values():
+        judge.close()
     print(
         f"{args.items} pairs × {args.tokens} tokens, batch {args.batch}, {args.threads} torch thread(s),"
         f" median of {args.runs}; prompt tokens {min(lengths)}–{max(lengths)}"
     )
     print(
-        f"padding: order given {100 * padding_share(lengths, args.batch):.1f}% of prompt tokens,"
-        f" grouped {100 * padding_share(sorted(lengths), args.batch):.1f}%"
+        f"padding (text tokens): order given {100 * padding_share(lengths, args.batch):.1f}%,"
+        f" sorted {100 * padding_share(sorted(lengths), args.batch):.1f}%"
     )
     for name, values in rows.items():
         seconds = statistics.median(values)
-        print(f"{name:20s} {seconds:7.2f} s  {args.items / seconds:6.2f} pairs/s")
+        print(f"{name:36s} {seconds:7.2f} s  {args.items / seconds:6.2f} pairs/s  pad tokens {pads[name]}")
+    print("greedy answers identical across the variants")
     print(f"image processor + chat template: {100 * statistics.median(encode_share):.1f}% of the inline run")
     print(
         f"prefill {1000 * statistics.median(prefill):.1f} ms a batch; decode {statistics.median(decode):.2f} ms a token"

@@ -24,7 +24,9 @@ class TransformersOptions:
     float32 on CPU), ``bfloat16``, ``float16``, ``float32``; ``video_mode``: ``native`` sends
     video frames as a video (needs a processor with a video processor), ``frames`` as separate
     images, ``auto`` picks native where possible; ``batch_size``: prompts generated together;
-    ``top_logprobs``: alternatives recorded per token (0: none)."""
+    ``top_logprobs``: alternatives recorded per token (0: none); ``group_by_length``: batch
+    prompts of similar length together (less padding; answers still come back in order);
+    ``encode_ahead``: preprocess the next batch on a worker thread while one generates."""
 
     backend: ClassVar[str] = "transformers"
 
@@ -35,6 +37,8 @@ class TransformersOptions:
     batch_size: int = 8
     video_mode: str = "auto"
     top_logprobs: int = 5
+    group_by_length: bool = True
+    encode_ahead: bool = True
 
     def __post_init__(self) -> None:
         if self.video_mode not in VIDEO_MODES:

@@ -20,6 +20,24 @@ per step by a forward hook (top-k and the chosen token only), never by keeping e
 logits (``output_logits`` would hold steps × batch × vocabulary floats on the device: 2.5 GB for
 a 512-token batch of 8 with a 150k vocabulary). Token strings are decoded so that they join to
 the generated text.
+
+Batching by length (``group_by_length``, on by default): within each set of requests that can
+share a batch (same token limits and temperature), requests are ordered by a cheap length key
+(media count, then the prompt's token count, a stable sort) before being cut into batches of
+``batch_size``, so a batch pads less; answers come back in the caller's order. Greedy outputs
+do not depend on which requests share a batch. A *sampled* batch is seeded once, with its first
+seeded request's seed, so regrouping changes which requests share a batch and therefore which
+seed (and random stream) a sampled request is generated with: the same request list always
+batches the same way, and each ``Generation.seed`` is the seed its batch really used, but a
+sampled answer can differ from one produced with ``group_by_length=False``.
+``padding_tokens`` counts the pad tokens of every batch generated (a cumulative count).
+
+Preprocessing ahead (``encode_ahead``, on by default): while batch *i* generates, one worker
+thread (``pairscope-judge-encode``, joined before ``generate`` returns) chat-templates and
+processes batch *i + 1* (``_encode``), never more than one batch ahead. A batch whose
+preprocessing fails gets its own requests' errors, as before; once ``cancel`` is set the batch
+prepared ahead is dropped. The tokenizer is used under a lock (a fast tokenizer refuses to
+encode on one thread while it decodes on another), so only the model's work overlaps.
 """
 
 from __future__ import annotations
@@ -31,6 +49,7 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from . import _hf_utils as hf
@@ -118,6 +137,10 @@ class TransformersBackend:
         self.batch_size = options.batch_size
         self.top_logprobs = max(0, int(options.top_logprobs))
         self._token_text: dict[int, str] = {}
+        self.group_by_length = bool(options.group_by_length)
+        self.padding_tokens = 0  # pad tokens over every batch generated (counted, for the bench)
+        self.encode_ahead = bool(options.encode_ahead)
+        self._tokenizer_lock = threading.Lock()
         self.weights_hash = hf.weights_hash(self.folder)
         self.model: Any = None
         self.processor: Any = None
@@ -220,7 +243,8 @@ class TransformersBackend:
             kwargs["images"] = images
         if videos:
             kwargs["videos"] = videos
-        inputs = self.processor(**kwargs)
+        with self._tokenizer_lock:
+            inputs = self.processor(**kwargs)
         media = hf.media_sizes(inputs, self.processor, n_images, n_videos)
         for sent, count in zip(media, n_frames):  # frames sent as images are still video frames
             if count and len(sent.get("images", ())) >= count:
@@ -269,41 +293,80 @@ class TransformersBackend:
 
     def generate(self, requests: Sequence[JudgeRequest], cancel: threading.Event | None = None) -> list[Generation]:
         """One Generation per request, in order. Requests with the same token limits and
-        temperature are batched (up to ``batch_size``, left padding) whatever their seeds: a
-        sampled batch is seeded once, with its first seeded request's seed, and every result
-        carries the seed its batch used. A failing batch gives its requests ``error`` instead
-        of ending the run; once ``cancel`` is set the rest come back cancelled."""
+        temperature are batched (up to ``batch_size``, left padding) whatever their seeds, by
+        prompt length when ``group_by_length`` (see the module docstring): a sampled batch is
+        seeded once, with its first seeded request's seed, and every result carries the seed
+        its batch used. With ``encode_ahead`` the next batch is preprocessed on a worker
+        thread meanwhile. A failing batch gives its requests ``error`` instead of ending the
+        run; once ``cancel`` is set the rest come back cancelled."""
         self._check_open()
         cancel = cancel or threading.Event()
         results: list[Generation | None] = [None] * len(requests)
         groups: dict[tuple, list[int]] = defaultdict(list)
         for i, r in enumerate(requests):
             groups[(r.max_new_tokens, r.min_new_tokens, max(r.temperature, 0.0))].append(i)
+        batches: list[list[int]] = []
         for indices in groups.values():
-            for start in range(0, len(indices), self.batch_size):
-                batch = indices[start : start + self.batch_size]
+            if self.group_by_length and len(indices) > self.batch_size:
+                indices = self._by_length(requests, indices)
+            batches += [indices[start : start + self.batch_size] for start in range(0, len(indices), self.batch_size)]
+        ahead = self.encode_ahead and len(batches) > 1
+        worker: Any = ThreadPoolExecutor(1, "pairscope-judge-encode") if ahead else contextlib.nullcontext()
+        with worker as pool:  # one thread, one batch ahead; joined here
+            pending: Future | None = None
+            for k, batch in enumerate(batches):
                 if cancel.is_set():
                     for i in batch:
                         results[i] = Generation(text="", cancelled=True)
                     continue
-                for i, generation in zip(batch, self._run_batch([requests[i] for i in batch], cancel)):
+                chunk = [requests[i] for i in batch]
+                encoded = pending.result() if pending is not None else self._timed_encode(chunk)
+                pending = None
+                if pool is not None and k + 1 < len(batches):
+                    pending = pool.submit(self._timed_encode, [requests[i] for i in batches[k + 1]])
+                for i, generation in zip(batch, self._run_batch(chunk, cancel, encoded)):
                     results[i] = generation
         return [g for g in results if g is not None]
 
-    def _run_batch(self, batch: list[JudgeRequest], cancel: threading.Event) -> list[Generation]:
+    def _timed_encode(self, batch: list[JudgeRequest]) -> tuple[Any, float]:
+        """``_encode(batch)`` (or the exception it raised) and the seconds it took."""
+        started = time.perf_counter()
+        try:
+            encoded: Any = self._encode(batch)
+        except Exception as exc:  # noqa: BLE001 - reported as the batch's error
+            encoded = exc
+        return encoded, time.perf_counter() - started
+
+    def _by_length(self, requests: Sequence[JudgeRequest], indices: list[int]) -> list[int]:
+        """``indices`` ordered by (media count, prompt tokens), ties in the order given."""
+        prompts = [requests[i].prompt for i in indices]
+        lengths = [len(ids) for ids in self.tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+        media = [len(requests[i].images) + len(requests[i].video_frames) for i in indices]
+        order = sorted(range(len(indices)), key=lambda k: (media[k], lengths[k]))
+        return [indices[k] for k in order]
+
+    def _run_batch(
+        self, batch: list[JudgeRequest], cancel: threading.Event, encoded: tuple[Any, float]
+    ) -> list[Generation]:
+        """Generate one batch from its preprocessed inputs (``_timed_encode``); ``latency_s``
+        counts its preprocessing too, wherever that ran."""
         import torch
 
-        started = time.perf_counter()
+        started = time.perf_counter() - encoded[1]
         seed = _batch_seed(batch)
         recorder = self._recorder()
         try:
-            inputs, media = self._encode(batch)
+            if isinstance(encoded[0], BaseException):
+                raise encoded[0]
+            inputs, media = encoded[0]
+            self.padding_tokens += int((inputs["attention_mask"] == 0).sum())
             kwargs = self._generate_kwargs(batch[0], [cancel], seed, recorder)
             with torch.inference_mode(), self._hooked(recorder):
                 output = self.model.generate(**inputs, **kwargs)
         except Exception as exc:  # noqa: BLE001 - one bad batch must not end the run
             return [Generation(text="", error=self._error_text(exc)) for _ in batch]
-        return self._results(batch, inputs, output, media, time.perf_counter() - started, cancel, seed, recorder)
+        with self._tokenizer_lock:
+            return self._results(batch, inputs, output, media, time.perf_counter() - started, cancel, seed, recorder)
 
     def _recorder(self) -> _LogprobRecorder | None:
         return _LogprobRecorder(self.top_logprobs) if self.top_logprobs else None
