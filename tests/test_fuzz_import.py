@@ -13,7 +13,7 @@ binary garbage, other encodings, duplicate keys… Each case is imported through
   not left behind); a successful one adds or recognises exactly the file's rows;
 - leave a project that passes ``PRAGMA integrity_check``.
 
-The fast set runs 320 cases (40 per target); ``-m slow`` runs 2,400 more (3 seeds × 100 per target).
+The fast set runs 480 cases (40 per target, 12 targets); ``-m slow`` runs 3,600 more (3 seeds × 100 per target).
 ``python tests/test_fuzz_import.py`` runs both and counts tracebacks and failed checks.
 """
 
@@ -178,6 +178,58 @@ def seeds(target: str, rng: random.Random) -> list[dict]:
         if target.startswith("parquet"):
             for row in rows:
                 row["image"] = {"bytes": PNG, "path": f"{row['idx']}.png"}
+    elif target == "multimodal_rewardbench":
+        rows = [
+            {
+                "ID": f"math_{i}",
+                "Text": f"Solve problem {i}.",
+                "Image": "img/ok.png",
+                "Output1": "4",
+                "Output2": "5",
+                "Better": "Output1",
+                "Category": "reasoning",
+            }
+            for i in range(n)
+        ]
+    elif target == "mm_rlhf":
+        rows = [
+            {
+                "id": f"mcq_{i // 2}",  # ids repeat across a prompt's pairs
+                "image": "img/ok.png",
+                "prompt": f"Question {i // 2}?",
+                "chosen": "A",
+                "rejected": f"B{i}",
+                "chosen_reason": "right",
+                "rejected_reason": "wrong",
+            }
+            for i in range(n)
+        ]
+    elif target == "rewardbench2":
+        rows = [
+            {
+                "id": str(i),
+                "prompt": f"Prompt {i}",
+                "chosen": ["good"],
+                "rejected": ["bad", "worse", "worst"],
+                "num_correct": 1,
+                "num_rejected": 3,
+                "total_completions": 4,
+                "subset": "Math",
+            }
+            for i in range(n)
+        ]
+    elif target == "mr2bench":
+        rows = [
+            {
+                "id": f"r{i}",
+                "prompt": f"Rank clip {i}.",
+                "responses": ["a", "b", "c"],
+                "rankings": [1, 2, 2],
+                "image": None,
+                "video": "vid/ok.mp4",
+            }
+            for i in range(n)
+        ]
     else:  # pragma: no cover
         raise AssertionError(target)
     return rows
@@ -190,9 +242,15 @@ TARGETS = (
     "steps",
     "videorewardbench",
     "hf-preference",
+    "multimodal_rewardbench",
+    "mm_rlhf",
+    "rewardbench2",
+    "mr2bench",
     "parquet-vlrewardbench",
     "parquet-hf-preference",
 )
+#: Targets written as one JSON array (an element per line) rather than JSONL.
+ARRAY_TARGETS = ("multimodal_rewardbench",)
 FORMAT_OF = {t: t.removeprefix("parquet-") for t in TARGETS}
 
 
@@ -405,13 +463,18 @@ def jsonl_case(target: str, rng: random.Random) -> Case:
             twin["extra_field"] = "other"
         rows.append(twin)
         mutations.append("same identity, other content")
-    text = "".join(dumps_row(r, rng) + "\n" for r in rows)
+    array = target in ARRAY_TARGETS
+    if array:
+        text = "[\n" + ",\n".join(dumps_row(r, rng) for r in rows) + "\n]\n"
+    else:
+        text = "".join(dumps_row(r, rng) + "\n" for r in rows)
     data = text.encode("utf-8", "surrogatepass")
     if rng.random() < 0.35:
         data, what = mutate_bytes(data, rng)
         mutations.append(what)
-    n_rows = sum(1 for line in data.split(b"\n") if line.strip())
-    return Case(target, data, ".jsonl", n_rows, mutations=mutations)
+    lines = [line for line in data.split(b"\n") if line.strip()]
+    n_rows = sum(1 for line in lines if line.lstrip().startswith(b"{")) if array else len(lines)
+    return Case(target, data, ".json" if array else ".jsonl", n_rows, mutations=mutations)
 
 
 def parquet_case(target: str, rng: random.Random) -> Case:
@@ -597,14 +660,14 @@ def test_the_generator_is_deterministic_and_covers_every_format():
 
 def test_fuzzed_imports_fast_set(tmp_path, monkeypatch):
     monkeypatch.delenv("PAIRSCOPE_DEBUG", raising=False)
-    assert run_cases(tmp_path, seed=1, per_target=40) == 320
+    assert run_cases(tmp_path, seed=1, per_target=40) == 40 * len(TARGETS)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [2, 3, 4])
 def test_fuzzed_imports_slow_set(tmp_path, monkeypatch, seed):
     monkeypatch.delenv("PAIRSCOPE_DEBUG", raising=False)
-    assert run_cases(tmp_path, seed=seed, per_target=100) == 800
+    assert run_cases(tmp_path, seed=seed, per_target=100) == 100 * len(TARGETS)
 
 
 if __name__ == "__main__":  # pragma: no cover - the report's figures: python tests/test_fuzz_import.py

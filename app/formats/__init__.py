@@ -8,7 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import generic, steps, trl, videorewardbench, vlrewardbench  # noqa: F401  (registration)
+# registration, in this (sorted) order, which detection tries: the release readers come
+# before trl/videorewardbench, whose keys their rows also carry
+from . import (  # noqa: F401
+    generic,
+    mm_rlhf,
+    mr2bench,
+    multimodal_rewardbench,
+    rewardbench2,
+    steps,
+    trl,
+    videorewardbench,
+    vlrewardbench,
+)
 from .base import FORMATS, UTF8_BOM, DatasetFormat, FormatError, ImportContext, JSONProblem, ParsedRow, loads_json
 from .messages import problem, shown
 from .parquet import PARQUET, dataset_files, first_row, is_parquet
@@ -38,7 +50,14 @@ def detect_format(path: Path) -> DatasetFormat:
                     if number == 1 and raw.startswith(UTF8_BOM):
                         raw = raw[len(UTF8_BOM) :]
                     if raw.strip():
-                        first = loads_json(raw)
+                        try:
+                            first = loads_json(raw)
+                        except JSONProblem:  # maybe the first line of a JSON array file
+                            first = multimodal_rewardbench.first_array_row(path) if raw.lstrip()[:1] == b"[" else None
+                            if first is None:
+                                raise
+                        if isinstance(first, list):  # a one-line JSON array file
+                            first = multimodal_rewardbench.first_array_row(path)
                         break
         except OSError:
             first = None

@@ -1,0 +1,88 @@
+"""MR²Bench-style ranking rows: ``id, prompt, responses[N], rankings, image, video``.
+
+``rankings`` gives each response's rank, **1 = best**, ties allowed (``[1, 2, 2]``). A
+:class:`Reference` ranking is response indices best first and holds no ties: a row without
+ties stores its order; a row with ties stores the order with tied responses by index and a
+warning, and ``rankings`` stays in the item's fields verbatim (it always does), so the ties
+are not lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..records import Item, Reference, Response
+from .base import (
+    ImportContext,
+    ParsedRow,
+    RowProblem,
+    RowReader,
+    expect_str,
+    expect_str_list,
+    optional_str,
+    parse_rows,
+    read_jsonl,
+    register,
+)
+from .fields import derived_id, ext_id_or, media_refs, resolve_media
+from .messages import shown
+
+ALIASES = {
+    "id": ("id",),
+    "prompt": ("prompt",),
+    "responses": ("responses",),
+    "image": ("image",),
+    "video": ("video",),
+    "category": ("category", "task"),
+}
+
+
+def order_of(ranks: Any, n: int) -> tuple[tuple[int, ...], bool]:
+    """``(response indices best first, whether there are ties)`` from 1-based ranks."""
+    if type(ranks) is not list or any(type(r) is not int for r in ranks):
+        raise RowProblem(f"rankings: expected a list of integer ranks, got {shown(ranks, quote=True)}")
+    if len(ranks) != n:
+        raise RowProblem(f"rankings: has {len(ranks)} ranks for {n} responses")
+    if any(r < 1 for r in ranks):
+        raise RowProblem(f"rankings: ranks start at 1 (= best), got {shown(ranks)}")
+    return tuple(sorted(range(n), key=lambda i: (ranks[i], i))), len(set(ranks)) != n
+
+
+def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> Item:
+    """Build an :class:`Item` from one MR²Bench-style row."""
+    prompt = expect_str(reader.get(row, "prompt"), "prompt")
+    texts = expect_str_list(reader.get(row, "responses"), "responses", min_len=2)
+    images = media_refs(reader.get(row, "image"), "image")
+    videos = media_refs(reader.get(row, "video"), "video")
+    ext_id = ext_id_or(reader, row, line, derived_id("mr2", prompt, texts, images, videos))
+    order, ties = order_of(row.get("rankings"), len(texts))
+    if ties:
+        ctx.warn(line, "rankings has ties: stored as an order (tied responses by index); rankings kept", ext_id)
+    media = resolve_media(ctx, line, ext_id, images, "image") + resolve_media(ctx, line, ext_id, videos, "video")
+    category = optional_str(reader.get(row, "category"), "category")
+    return Item(
+        ext_id=ext_id,
+        prompt=prompt,
+        responses=tuple(Response(i, t) for i, t in enumerate(texts)),
+        media=media,
+        category=(category or "general").lower(),
+        subset=category,
+        source_format="mr2bench",
+        reference=Reference(ranking=order),
+        extra=reader.extra(row),
+    )
+
+
+def _sniff(row: dict) -> bool:
+    return "rankings" in row and "responses" in row
+
+
+@register(
+    "mr2bench",
+    "MR²Bench-style rows: prompt, responses[N], rankings (1 = best, ties allowed), image, video",
+    sniff=_sniff,
+)
+def parse(ctx: ImportContext) -> Iterator[ParsedRow]:
+    reader = RowReader(ctx, ALIASES)
+    return parse_rows(ctx, read_jsonl(ctx.path), lambda line, row: build_item(ctx, reader, line, row))
