@@ -25,6 +25,8 @@ from ..labeling.schema import DEFAULT_SCHEMA, LabelSchema
 from .activity import ActivityWatch
 
 if TYPE_CHECKING:
+    from PySide6.QtWidgets import QComboBox
+
     from pairscope.widgets.label_panel import LabelPanel
     from pairscope.widgets.media_view import MediaView
     from pairscope.widgets.response_view import ResponsePane
@@ -33,13 +35,20 @@ if TYPE_CHECKING:
     from .ensemble_dialog import EnsembleDialog
     from .export_dialog import ExportDialog
     from .judge_dock import JudgeDock
-    from .main_window import MainWindow
     from .stats_view import StatsView
 
 
 GUIDELINES_DOCK = "guidelines-dock"
 #: The statistics view's module: it imports scipy, statsmodels and matplotlib.
 STATS_MODULE = "pairscope.app.gui.stats_view"
+
+
+class FilterWindow(Protocol):
+    """What the suspect-reference filter asks of the window (the main window provides each)."""
+
+    focus: QComboBox
+
+    def apply_filter(self) -> None: ...
 
 
 class Commands(Protocol):
@@ -242,12 +251,12 @@ class Shortcuts:
     def _install_suspect_filter(self) -> None:
         """The review filter "Suspect reference" (controller.FOCUS): the suspect queue's items;
         choosing it scores the references (the table fills when the scores are there)."""
-        window = cast("MainWindow", self.window)
+        window = cast("FilterWindow", self.window)
         window.focus.addItem("Suspect reference", "suspect_reference")
         window.focus.currentIndexChanged.connect(self._suspect_filter_chosen)
 
     def _suspect_filter_chosen(self, _index: int) -> None:
-        window = cast("MainWindow", self.window)
+        window = cast("FilterWindow", self.window)
         if window.focus.currentData() == "suspect_reference" and self.controller.suspects is None:
             self.score_suspects()
 
@@ -261,7 +270,7 @@ class Shortcuts:
 
         def done(queue: list[tuple[int, float]]) -> None:
             self.controller.suspects = queue
-            window = cast("MainWindow", self.window)
+            window = cast("FilterWindow", self.window)
             if window.focus.currentData() == "suspect_reference":
                 window.apply_filter()
             self.window.statusBar().showMessage(f"{len(queue)} suspect references: U takes the most suspect.", 4000)

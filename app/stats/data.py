@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..store import RunRecord, Store
+from ..store.assignments import any_assigned
 from ..store.stats_queries import LABEL_CODE_BOTH_BAD, LABEL_CODE_TIE, RunVerdictRows
 
 TIE = float(LABEL_CODE_TIE)
@@ -58,6 +59,8 @@ class StatsData:
     reference_steps: dict[tuple[int, int], tuple[bool | None, ...]] = field(default_factory=dict)
     #: annotator → (item id, response, step) → the current label's mark (True: correct).
     step_marks: dict[str, dict[tuple[int, int, int], bool]] = field(default_factory=dict)
+    #: Whether items were assigned (``pairscope assign``): the report then has its team section.
+    assigned: bool = False
 
 
 def _ints(column: str | None) -> np.ndarray:
@@ -160,6 +163,7 @@ def load_stats_data(store: Store) -> StatsData:
         _error_kind_order(store),
         _reference_steps(rows.reference_steps),
         _step_marks(rows.step_marks, names),
+        any_assigned(store),
     )
 
 

@@ -59,17 +59,13 @@ def compute_stats(
         # without a judge run that votes or a reference review (docs/STATISTICS.md)
         "reference_noise": _reference_noise(store, data, run_id),
         # the lead's report (docs/TEAMWORK.md); None (no key in the JSON) when nothing was assigned
-        "team": _team(store),
+        "team": _team(store) if data.assigned else None,
     }
 
 
 def _team(store: Store) -> Any:
-    """:func:`.team_report.team_report` when items were assigned (``pairscope assign``); it reads
-    every current label, so a project nobody assigned does not pay for it."""
-    from ..store.assignments import assignments
-
-    if not assignments(store):
-        return None
+    """:func:`.team_report.team_report`, for a project whose items were assigned
+    (``StatsData.assigned``): it reads every current label, so others do not pay for it."""
     from .team_report import team_report
 
     return team_report(store)

@@ -51,6 +51,11 @@ def has_assignments(store: StoreBase) -> bool:
     return bool(store.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'assignments'"))
 
 
+def any_assigned(store: StoreBase) -> bool:
+    """Whether any item was ever assigned (``pairscope assign``)."""
+    return has_assignments(store) and bool(store.query("SELECT 1 FROM assignments LIMIT 1"))
+
+
 def _require(store: StoreBase) -> None:
     if not has_assignments(store):
         raise ValueError(f"{store.path} predates assignments: open it writable once to upgrade it")
