@@ -121,3 +121,15 @@ def served(tmp_path_factory):
         yield server, str(model), str(twin)
     finally:
         server.stop()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_quick_check_cache(tmp_path_factory):
+    """The quick-check cache (app/store/checked.py) of the tests' projects, and of the commands
+    they run, stays out of the user's own."""
+    if "PAIRSCOPE_CACHE_DIR" in os.environ:
+        yield
+        return
+    os.environ["PAIRSCOPE_CACHE_DIR"] = str(tmp_path_factory.mktemp("quick-check-cache"))
+    yield
+    os.environ.pop("PAIRSCOPE_CACHE_DIR", None)
