@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from helpers import fake_run
 from pairscope.app.cli.main import main
 from pairscope.app.judge.derived import import_verdicts
 from pairscope.app.judge.results import record_verdicts, summarize
@@ -79,21 +80,7 @@ def test_the_issue_repro_missing_samples_are_not_counted_in_k(store, tmp_path, c
 
 
 def _failed_run(store: Store, item_ids: list[int], fail: set[int]) -> int:
-    run = store.create_run(
-        backend="fake",
-        model_path="api-judge",
-        weights_hash=None,
-        template_name=None,
-        template_text="",
-        template_hash="t",
-        mode="pairwise",
-        k=1,
-        both_orders=False,
-        frames=None,
-        seed=0,
-        generation={},
-        status="done",
-    )
+    run = fake_run(store, model_path="api-judge", template_text="", template_hash="t", status="done")
     verdicts = [
         VerdictRecord(
             run.id,
