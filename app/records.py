@@ -158,13 +158,16 @@ class Reference:
     """What the dataset itself says about an item (hidden from annotators while labeling).
 
     ``ranking`` lists response indices best first (``(0, 1)``: response 0 is preferred);
-    ``chosen`` is ``ranking[0]`` when a ranking exists.
+    ``chosen`` is ``ranking[0]`` when a ranking exists. ``ranks``: a full reference ranking
+    with ties (one dense rank per response, 1 = best; ``app.rankings``), empty when the dataset
+    gives none beyond ``ranking``; with ranks, ``ranking`` is their order.
     """
 
     ranking: tuple[int, ...] | None = None
     strength: str | None = None
     error_tags: tuple[ErrorTag, ...] = ()
     ground_truth: str | None = None
+    ranks: tuple[int, ...] = ()
 
     @property
     def chosen(self) -> int | None:
@@ -351,7 +354,10 @@ class Label:
 
     ``ranking`` holds response indices best first (never screen sides); ``display_order``
     is the response order the annotator saw. ``kind`` is ``"label"`` or
-    ``"adjudication"``.
+    ``"adjudication"``. ``ranks`` is a full ranking of an N-response item with ties (one dense
+    rank per response index, 1 = best; ``app.rankings``), empty for a label that ranks
+    nothing; with ranks, ``ranking`` is their order and the outcome ``prefer`` (one best) or
+    ``tie`` (the best shared) — :func:`app.rankings.ranked_fields`.
     """
 
     item_id: int
@@ -370,6 +376,7 @@ class Label:
     #: milliseconds the item was on screen, focused, with the annotator active, before this
     #: label was saved (``labeling.active_time``); ``None``: not measured
     active_ms: int | None = None
+    ranks: tuple[int, ...] = ()
 
     @property
     def preferred(self) -> int | None:
@@ -398,7 +405,9 @@ class LabelDraft:
     the first element of each step mark are 1-based positions as displayed, never
     response indices (the labeling session maps them through the display order).
 
-    ``step_marks`` holds ``(screen position, step index, correct)``.
+    ``step_marks`` holds ``(screen position, step index, correct)``. ``rank_groups`` is a
+    ranking being built or shown: tied groups of screen positions, best first (``((3,), (1, 4))``:
+    response 3 as shown is best, 1 and 4 tie next); responses no group names share the next rank.
     """
 
     outcome: Outcome | None = None
@@ -408,6 +417,7 @@ class LabelDraft:
     discard_reasons: tuple[str, ...] = ()
     note: str = ""
     step_marks: tuple[tuple[int, int, bool], ...] = ()
+    rank_groups: tuple[tuple[int, ...], ...] = ()
 
     @property
     def is_empty(self) -> bool:

@@ -398,6 +398,7 @@ def _label_row(label: Label | None, ext: dict[int, str]) -> dict[str, Any]:
                 "outcome",
                 "preferred",
                 "ranking",
+                "ranks",
                 "strength",
                 "error_types",
                 "error_notes",
@@ -417,6 +418,7 @@ def _label_row(label: Label | None, ext: dict[int, str]) -> dict[str, Any]:
         "outcome": label.outcome,
         "preferred": label.ranking[0] if label.outcome == "prefer" and label.ranking else None,
         "ranking": list(label.ranking),
+        "ranks": list(label.ranks),  # one rank per response index, 1 = best, ties shared; [] = none
         "strength": label.strength,
         "error_types": [tag.kind if not tag.subkind else f"{tag.kind}/{tag.subkind}" for tag in label.error_types],
         "error_notes": [tag.note for tag in label.error_types],  # aligned with error_types ("other"'s text)

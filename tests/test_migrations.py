@@ -33,6 +33,7 @@ SCHEMA_FINGERPRINTS = {
     7: "f6db4601e50e5b6f2205e5ca26ec672b99b70388712cc3a0b0d496da0fa6d3f4",  # m007_reference_reviews (issue 26)
     8: "b0818bab2da871c3e146cc573e5781b8b648d6716c400ba4fd2f120d7be97203",  # m008_assignments (issue 28)
     9: "9048eede9e3b2d8b01e19e91a37be6f106c4de9ca655551e78cd5f2f3e61cab7",  # m009_active_time (issue 28)
+    10: "b12eacf80221f9201a969c4fb6c736fb6af28615e12c9340429e4d96c7bae017",  # m010_label_ranks (issue 29)
 }
 
 #: sha256 of each migration module's code (its syntax tree without docstrings: reformatting or
@@ -47,6 +48,7 @@ CODE_FINGERPRINTS = {
     7: "8cf2b13fb666c3d20396ae7969ab9f05b65b75f5c03d5075790d988955076983",  # m007_reference_reviews (issue 26)
     8: "c5df5a26d1eb6dadf6c3930105d4c9879f581dfed0d59f9efd6799bbc84caa3c",  # m008_assignments (issue 28)
     9: "45c2d1fa566dd890f19e2857d5f5a720e1aafa38ae24b0243a9c8490f4c13d07",  # m009_active_time (issue 28)
+    10: "a3da06847e7718a25da195068b36d9f853a1bf066dd3b076c4371b4c1c6b9d0b",  # m010_label_ranks (issue 29)
 }
 
 

@@ -121,6 +121,7 @@ def _from_json(entry: dict) -> tuple[Label, str | None]:
         uuid=entry["uuid"],
         created_at=entry["created_at"],
         active_ms=None if entry.get("active_ms") is None else int(entry["active_ms"]),
+        ranks=tuple(int(r) for r in entry.get("ranks") or ()),
     )
     if not isinstance(label.uuid, str) or not label.uuid or not label.created_at:
         raise ValueError("a pending label has its uuid and creation time")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import uuid as uuidlib
 from dataclasses import dataclass, replace
 
+from ..rankings import groups_from_ranks, ranked_fields, ranking_text, ranks_from_groups
 from ..records import LABEL_KINDS, ItemFilter, Label, LabelDraft, TableRow
 from ..store import Store
 from ..store.busy import waiting_at_most
@@ -44,8 +45,12 @@ def draft_to_label(
     if draft.is_empty:
         return Label(item_id, annotator, "cleared", display_order=order, kind=kind)
     ranking: tuple[int, ...] = ()
+    ranks: tuple[int, ...] = ()
     outcome = draft.outcome or ("prefer" if draft.preferred_position else "unrated")
-    if outcome == "prefer":
+    if draft.rank_groups:
+        groups = [[order[pos - 1] for pos in group] for group in draft.rank_groups]
+        outcome, ranking, ranks = ranked_fields(ranks_from_groups(groups, len(order)))
+    elif outcome == "prefer":
         if draft.preferred_position is None:
             raise ValueError("a preference needs the preferred response")
         best = order[draft.preferred_position - 1]
@@ -62,7 +67,17 @@ def draft_to_label(
         display_order=order,
         step_marks=tuple((order[pos - 1], step, correct) for pos, step, correct in draft.step_marks),
         kind=kind,
+        ranks=ranks,
     )
+
+
+def screen_groups(ranks: tuple[int, ...], order: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """A stored ranking's tied groups in screen positions (1-based, as ``order`` shows them),
+    without the last group: it holds the responses left unranked, which share the last rank
+    anyway (so a ranking built 3, 1 reads back as ``((3,), (1,))`` and the next key extends it)."""
+    position = {index: pos for pos, index in enumerate(order, start=1)}
+    groups = tuple(tuple(sorted(position[i] for i in group)) for group in groups_from_ranks(ranks))
+    return groups[:-1] if len(groups) > 1 else groups
 
 
 def label_to_draft(label: Label | None, order: tuple[int, ...]) -> LabelDraft:
@@ -71,7 +86,11 @@ def label_to_draft(label: Label | None, order: tuple[int, ...]) -> LabelDraft:
         return LabelDraft()
     position = {index: pos for pos, index in enumerate(order, start=1)}
     preferred = label.preferred
+    rank_groups: tuple[tuple[int, ...], ...] = ()
+    if label.ranks and all(i in position for i in range(len(label.ranks))):
+        rank_groups = screen_groups(label.ranks, order)
     return LabelDraft(
+        rank_groups=rank_groups,
         outcome=None if label.outcome == "unrated" else label.outcome,
         preferred_position=position.get(preferred) if preferred is not None else None,
         strength=label.strength,
@@ -98,7 +117,9 @@ def describe(draft: LabelDraft) -> str:
     """A short summary for the item table, in screen terms (e.g. ``R2 clearly``)."""
     if draft.is_empty:
         return ""
-    if draft.outcome == "prefer" and draft.preferred_position:
+    if draft.rank_groups:
+        text = ranking_text([[p - 1 for p in group] for group in draft.rank_groups])
+    elif draft.outcome == "prefer" and draft.preferred_position:
         text = f"R{draft.preferred_position}" + (f" {draft.strength}" if draft.strength else "")
     else:
         text = {"tie": "tie", "both_bad": "both bad", "discard": "discard"}.get(draft.outcome or "", "")

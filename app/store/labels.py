@@ -9,19 +9,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..rankings import RankingError, ranked_fields
 from ..records import ErrorTag, Label
 from .clock import time_problem
 from .connection import StoreBase, dumps, inserted_id, utc_now
 
 _LABEL_COLUMNS = (
     "l.uuid, l.item_id, a.name, l.created_at, l.kind, l.outcome, l.ranking, l.strength,"
-    " l.error_types, l.discard_reasons, l.note, l.display_order, l.step_marks, l.active_ms"
+    " l.error_types, l.discard_reasons, l.note, l.display_order, l.step_marks, l.active_ms, l.ranks"
 )
 
 
 def _label_from_row(row: Sequence[Any]) -> Label:
     (uid, item_id, name, created, kind, outcome, ranking, strength, errors, reasons, note, order, marks) = row[:13]
     active_ms = row[13] if len(row) > 13 else None
+    ranks = tuple(json.loads(row[14])) if len(row) > 14 and row[14] else ()
     return Label(
         item_id=item_id,
         annotator=name,
@@ -37,7 +39,22 @@ def _label_from_row(row: Sequence[Any]) -> Label:
         uuid=uid,
         created_at=created,
         active_ms=active_ms,
+        ranks=ranks,
     )
+
+
+def ranks_problem(label: Label, n_responses: int) -> str | None:
+    """Why ``label.ranks`` cannot be stored with the rest of the label (``None``: it can): one
+    dense rank per response, and the outcome and ranking :func:`ranked_fields` derives."""
+    if len(label.ranks) != n_responses:
+        return f"ranks {list(label.ranks)} do not give one rank to each of the {n_responses} responses"
+    try:
+        outcome, ranking, dense = ranked_fields(label.ranks)
+    except RankingError as exc:
+        return str(exc)
+    if dense != tuple(label.ranks) or (label.outcome, tuple(label.ranking)) != (outcome, ranking):
+        return f"ranks {list(label.ranks)} mean {outcome} {list(ranking)}, not {label.outcome} {list(label.ranking)}"
+    return None
 
 
 #: The one definition of a current label: ``label_current`` (kept by the trigger
@@ -115,6 +132,8 @@ class LabelsMixin(StoreBase):
                 raise ValueError(f"{what} {list(seq)} is not a list of distinct response indices < {n_responses}")
         if label.outcome == "prefer" and not label.ranking:
             raise ValueError("a 'prefer' label needs the preferred response index")
+        if label.ranks and (why := ranks_problem(label, n_responses)) is not None:
+            raise ValueError(f"{why}; not stored")
         if label.active_ms is not None and (
             isinstance(label.active_ms, bool) or not isinstance(label.active_ms, int) or label.active_ms < 0
         ):
@@ -126,8 +145,9 @@ class LabelsMixin(StoreBase):
             annotator_id = self.annotator_id(label.annotator)
             conn.execute(
                 "INSERT INTO labels (uuid, item_id, annotator_id, created_at, kind, outcome, ranking, preferred,"
-                " strength, error_types, discard_reasons, note, display_order, step_marks, active_ms, schema_version)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                " strength, error_types, discard_reasons, note, display_order, step_marks, active_ms, ranks,"
+                " schema_version)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
                 " coalesce(?, (SELECT max(version) FROM label_schemas), 1))",
                 (
                     stored.uuid,
@@ -145,6 +165,7 @@ class LabelsMixin(StoreBase):
                     json.dumps(list(stored.display_order)),
                     json.dumps([list(m) for m in stored.step_marks]),
                     stored.active_ms,
+                    json.dumps(list(stored.ranks)),
                     schema_version,
                 ),
             )

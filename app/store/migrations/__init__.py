@@ -22,6 +22,7 @@ from . import (
     m007_reference_reviews,
     m008_assignments,
     m009_active_time,
+    m010_label_ranks,
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -34,6 +35,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "reference reviews: 'reference is wrong', audited", m007_reference_reviews.apply),
     Migration(8, "team assignments and gold items", m008_assignments.apply),
     Migration(9, "active time of a label", m009_active_time.apply),
+    Migration(10, "full rankings with ties (labels, references)", m010_label_ranks.apply),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
