@@ -160,7 +160,8 @@ class Reference:
     ``ranking`` lists response indices best first (``(0, 1)``: response 0 is preferred);
     ``chosen`` is ``ranking[0]`` when a ranking exists. ``ranks``: a full reference ranking
     with ties (one dense rank per response, 1 = best; ``app.rankings``), empty when the dataset
-    gives none beyond ``ranking``; with ranks, ``ranking`` is their order.
+    gives none beyond ``ranking``; with ranks, ``ranking`` is their order, its start (RewardBench 2:
+    the chosen response), or ``None`` where the dataset's own rule names no preferred response.
     """
 
     ranking: tuple[int, ...] | None = None

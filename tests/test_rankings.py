@@ -165,3 +165,16 @@ def test_rankings_have_one_home():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
         assert not defined & names, f"{path} defines {defined & names}"
+
+
+def test_a_corrected_reference_ranking_puts_the_reviewed_response_alone_on_top_and_keeps_the_other_ties():
+    from dataclasses import replace
+
+    from pairscope.app.curation.export_select import corrected_item
+    from pairscope.app.store.references import ReferenceReview
+
+    item = replace(four(), reference=Reference(ranking=(0, 1, 2, 3), ranks=(1, 2, 2, 3)))
+    review = ReferenceReview(item_id=1, reviewer="lead", verdict="wrong", corrected=3)
+    fixed, record, why = corrected_item(item, review, "corrected")
+    assert why == "" and fixed.reference.ranks == (2, 3, 3, 1) and fixed.reference.ranking == (3, 0, 1, 2)
+    assert record["original_ranks"] == [1, 2, 2, 3] and record["ranking"] == [3, 0, 1, 2]

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import fields, replace
 from typing import Any
 
+from ..rankings import groups_from_ranks, order_from_ranks, ranks_from_groups
 from ..records import Item, ItemFilter
 from ..store import Store
 from ..store.references import ReferenceReview, corrected_ranking, current_reference_reviews
@@ -87,8 +88,15 @@ def corrected_item(item: Item, review: ReferenceReview, mode: str) -> tuple[Item
         none = "" if mode == "leave-out" else ", no corrected response named"
         return None, record, f"reference marked wrong by {review.reviewer}{none}"
     ranking = corrected_ranking(original, review.corrected)
+    ranks: tuple[int, ...] = ()
+    if item.reference.ranks:  # the reviewed response alone on top, the others' ties kept below it
+        rest = [[i for i in group if i != review.corrected] for group in groups_from_ranks(item.reference.ranks)]
+        ranks = ranks_from_groups([[review.corrected], *rest], len(item.reference.ranks))
+        ranking = order_from_ranks(ranks)
+        record["original_ranks"] = list(item.reference.ranks)
     record.update(ranking=list(ranking), action="corrected")
-    return replace(item, reference=replace(item.reference, ranking=ranking)), record, ""
+    reference = replace(item.reference, ranking=ranking, ranks=ranks)
+    return replace(item, reference=reference), record, ""
 
 
 def corrections_record(mode: str | None, corrections: dict[str, dict[str, Any]]) -> dict[str, Any]:
