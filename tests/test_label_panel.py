@@ -254,14 +254,14 @@ def test_set_draft_round_trips_every_field_and_emits_nothing(qtbot, panel, emitt
     assert emitted == []
 
 
-def test_four_responses_mean_best_of_n(qtbot, panel, emitted):
+def test_four_responses_are_ranked_best_first(qtbot, panel, emitted):
     panel.set_response_count(4)
     assert [b.text() for b in panel.response_buttons] == [f"Response {i}" for i in range(1, 5)]
     click(qtbot, panel.response_buttons[3])
-    assert panel.draft() == LabelDraft(outcome="prefer", preferred_position=4)
-    panel.prefer(3)
-    assert panel.draft().preferred_position == 3
-    assert [b.isChecked() for b in panel.response_buttons] == [False, False, True, False]
+    assert panel.draft() == LabelDraft(outcome="prefer", preferred_position=4, rank_groups=((4,),))
+    panel.prefer(3)  # ranked next: 4 stays the best (widgets/ranking_list.py)
+    assert panel.draft().preferred_position == 4 and panel.draft().rank_groups == ((4,), (3,))
+    assert [b.isChecked() for b in panel.response_buttons] == [False, False, False, True]
     panel.set_response_count(2)
     assert len(panel.response_buttons) == 2
     assert len(emitted) == 2

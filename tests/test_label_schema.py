@@ -393,7 +393,7 @@ WINDOW_USES = {
     "Ctrl+V": "Paste",
     "Ctrl+X": "Cut",
     "Ctrl+A": "Select all",
-    "Backspace": "Delete",
+    "Backspace": "Take back the last ranked response",
     "Del": "Delete",
     "Left": "Move",
     "Right": "Move",
@@ -410,6 +410,19 @@ def test_keys_the_window_uses_are_refused(key):
     which then stopped working in the window."""
     [problem] = problems_of(f'[[strengths]]\nname = "s"\nkey = "{key}"\n')
     assert f"key '{key}' of 's' is taken by the window ({WINDOW_USES[key]}" in problem, problem
+
+
+def test_every_key_of_the_window_does_one_thing():
+    """Two actions on one key are an "ambiguous shortcut" to Qt: neither fires. ``=`` ties the
+    next ranked response (issue 29), so zoom in keeps only ``+``."""
+    from collections import Counter
+
+    from pairscope.app.labeling.keymap import BY_ACTION, FILE_KEYS
+
+    keys = Counter(normalize_key(k) for s in (*KEYMAP, *FILE_KEYS) for k in s.keys)
+    assert [key for key, n in keys.items() if n > 1] == []
+    assert BY_ACTION["rank_tie"].keys == ("=",) and BY_ACTION["zoom_in"].keys == ("+",)
+    assert BY_ACTION["rank_back"].keys == ("Backspace",)
 
 
 def test_a_key_the_window_leaves_free_is_accepted():

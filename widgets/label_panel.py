@@ -25,6 +25,7 @@ It edits a :class:`LabelDraft` (screen positions, never response indices) and em
   that the schema lacks are kept and listed ("Also: …"). ``toggle_error(kind, focus=True)``
   focuses the kind's text field; Esc or Enter there or in the note (Shift+Enter: new line)
   emits ``typing_done``. Key hints follow the item's response count and steps.
+- With more than two responses the response keys build a ranking with ties (``ranking``, ranking_list.py).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from pairscope.app.records import DEFAULT_CHOICES, Choice, ErrorTag, LabelDraft
 from . import label_choices as parts
 from .label_choices import hint_texts, read_choices
 from .plain_text import TEXT_LIMIT, bounded, plain_label, tooltip
+from .ranking_list import RankingList, best_positions
 
 OutcomeChoice = Literal["tie", "both_bad", "discard"]
 OUTCOMES: tuple[OutcomeChoice, ...] = ("tie", "both_bad", "discard")
@@ -145,6 +147,7 @@ class LabelPanel(QWidget):
         self.outcome_buttons = {
             o: self._button(OUTCOME_LABELS[o], partial(self.set_outcome, o), row, object_name=o) for o in OUTCOMES
         }
+        self.ranking = self._add(RankingList(self.draft, self._commit))
 
         self._strength_heading = self._section("Strength", "strength")
         self._strength_row = self._add(QWidget())
@@ -373,6 +376,8 @@ class LabelPanel(QWidget):
         """Prefer the response at screen ``position`` (1-based); again to deselect."""
         if self._n < 2 or not 1 <= position <= self._n:
             return False
+        if self._n > 2:
+            return self.ranking.press(position)
         base = self.draft()
         if base.outcome == "prefer" and base.preferred_position == position:
             new = replace(base, outcome=None, preferred_position=None, strength=None)
@@ -389,12 +394,11 @@ class LabelPanel(QWidget):
             return False
         base = self.draft()
         self._implicit_discard = False
-        if base.outcome == outcome:
+        if base.outcome == outcome and not base.rank_groups:
             return self._commit(replace(base, outcome=None, discard_reasons=()))
         reasons = base.discard_reasons if outcome == "discard" else ()
-        return self._commit(
-            replace(base, outcome=outcome, preferred_position=None, strength=None, discard_reasons=reasons)
-        )
+        new = replace(base, outcome=outcome, preferred_position=None, strength=None, discard_reasons=reasons)
+        return self._commit(replace(new, rank_groups=()))
 
     def set_strength(self, name: str) -> bool:
         """Set how much better the preferred response is; again to deselect."""
@@ -448,7 +452,7 @@ class LabelPanel(QWidget):
         else:
             new = replace(base, discard_reasons=_ordered(base.discard_reasons + (reason,), reasons))
             if base.outcome != "discard":
-                new = replace(new, outcome="discard", preferred_position=None, strength=None)
+                new = replace(new, outcome="discard", preferred_position=None, strength=None, rank_groups=())
                 self._implicit_discard = True
         return self._commit(new)
 
@@ -543,10 +547,11 @@ class LabelPanel(QWidget):
 
     def _render(self) -> None:
         s = self._state
+        self.ranking.show_draft(s, self._n)
         for position, button in enumerate(self.response_buttons, 1):
-            button.setChecked(s.outcome == "prefer" and s.preferred_position == position)
+            button.setChecked(position in best_positions(s))
         for outcome, button in self.outcome_buttons.items():
-            button.setChecked(s.outcome == outcome)
+            button.setChecked(s.outcome == outcome and not s.rank_groups)  # a ranking's tie is its list's
         for name, button in self.strength_buttons.items():
             button.setChecked(s.strength == name)
             button.setEnabled(s.outcome == "prefer")

@@ -26,6 +26,8 @@ OUTCOME_COLOURS = {"right": QColor("#d6f0d0"), "wrong": QColor("#f7d4d4"), "unde
 RUN_COLUMNS = ("Judge", "Verdict", "Votes", "vs dataset")
 #: Longest note of a label shown (notes come from packs and journals too: untrusted).
 NOTE_LIMIT = 2_000
+#: Longest reason of the reference shown (a dataset's text: untrusted).
+RATIONALE_LIMIT = 4_000
 
 
 class ReviewPanel(QWidget):
@@ -81,10 +83,19 @@ class ReviewPanel(QWidget):
         cells = [[self.runs.item(r, c) for c in range(self.runs.columnCount())] for r in range(self.runs.rowCount())]
         return [tuple(cell.text() if cell is not None else "" for cell in row) for row in cells]
 
-    def show_review(self, reference: str, labels: Sequence, verdicts: Sequence, runs: Sequence = ()) -> None:
-        """Render the per-run table, the labels, then the verdicts with their deciding sentence
-        highlighted. Bounded like a response (widgets/render_budget.py): the verdicts share
-        :data:`~.render_budget.TOTAL_LIMIT` characters, each keeps its deciding sentence in view."""
+    def show_review(
+        self,
+        reference: str,
+        labels: Sequence,
+        verdicts: Sequence,
+        runs: Sequence = (),
+        rationale: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """Render the per-run table, the reference (with its ``rationale``, ``(response,
+        reason)`` pairs, when the dataset gives one), the labels, then the verdicts with their
+        deciding sentence highlighted. Bounded like a response (widgets/render_budget.py): the
+        verdicts share :data:`~.render_budget.TOTAL_LIMIT` characters, each keeps its deciding
+        sentence in view."""
         self.show_runs(runs)
         self.text.clear()
         self.highlighted = []
@@ -95,6 +106,11 @@ class ReviewPanel(QWidget):
         mark = QTextCharFormat()
         mark.setBackground(HIGHLIGHT)
         cursor.insertText(f"Dataset reference: {reference}\n\n", bold)
+        if rationale:
+            cursor.insertText("Reference's rationale\n", bold)
+            for who, why in rationale:
+                cursor.insertText(f"  {who}: {plan_plain(why, RATIONALE_LIMIT).text}\n", plain)
+            cursor.insertText("\n", plain)
         cursor.insertText("Human labels\n", bold)
         if not labels:
             cursor.insertText("  none yet\n", plain)

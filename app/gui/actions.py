@@ -120,6 +120,8 @@ class Shortcuts:
         self.compare_dialog: QDialog | None = None  # Compare two judges… (compare_dialog.py)
         self.activity = ActivityWatch(window, controller.active_time)  # focus and input: a label's active time
         parts.panel.set_schema(self.schema)
+        keys = {s.action: s.keys[0] for s in self.schema.keymap()}
+        parts.panel.ranking.set_keys(keys["rank_tie"], keys["rank_back"])
         self._install()
         self._install_suspect_filter()
 
@@ -175,8 +177,9 @@ class Shortcuts:
             "open_filter": w.open_filter,
             "judge_item": judge_item,
         }
-        for position in range(1, 5):
+        for position in range(1, 5):  # with more than two responses: rank it next (widgets/ranking_list.py)
             table[f"prefer_{position}"] = partial(panel.prefer, position)
+        table["rank_tie"], table["rank_back"] = panel.ranking.tie_next, panel.ranking.take_back
         for c in self.schema.strengths:
             table[f"strength_{c.name}"] = partial(panel.set_strength, c.name)
         for c in self.schema.error_types:  # a kind with a text field: its key also focuses the field

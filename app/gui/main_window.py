@@ -403,7 +403,7 @@ class MainWindow(QMainWindow):
             return
         data = self.controller.review()
         if data is not None:
-            self.review.show_review(data.reference, data.labels, data.verdicts, data.runs)
+            self.review.show_review(data.reference, data.labels, data.verdicts, data.runs, data.rationale)
 
     def toggle_review(self) -> None:
         self.show_review(not self.review_dock.isVisible())

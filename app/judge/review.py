@@ -56,6 +56,25 @@ class ReviewData:
     labels: tuple[LabelLine, ...]
     verdicts: tuple[VerdictLine, ...]
     runs: tuple[RunVerdictLine, ...] = ()  # one row per run that judged the item
+    rationale: tuple[tuple[str, str], ...] = ()  # the reference's reasons: ("R2 (chosen)", text)
+
+
+#: The fields of ``Item.extra`` that give the reference's reasons (MM-RLHF-RewardBench's):
+#: about its chosen response (ranked first) and its rejected one (ranked last).
+RATIONALE_FIELDS = {"chosen_reason": "chosen", "rejected_reason": "rejected"}
+
+
+def reference_rationale(item: Item, screen: Callable[[int | None], str]) -> tuple[tuple[str, str], ...]:
+    """The dataset's reasons for its reference, by response in screen terms (``("R2 (chosen)",
+    text)``); only the fields an item has, with text."""
+    ranking = item.reference.ranking or ()
+    about = {"chosen": ranking[0] if ranking else None, "rejected": ranking[-1] if len(ranking) > 1 else None}
+    out = []
+    for key, role in RATIONALE_FIELDS.items():
+        text = item.extra.get(key)
+        if isinstance(text, str) and text.strip():
+            out.append((f"{screen(about[role])} ({role})", text.strip()))
+    return tuple(out)
 
 
 def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Collection[int] | None = None) -> ReviewData:
@@ -72,7 +91,11 @@ def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Colle
     )
     lines = [
         LabelLine(
-            label.annotator, label.kind, describe(label_to_draft(label, order)), label.note, label.created_at or ""
+            label.annotator,
+            label.kind,
+            describe(label_to_draft(label, order), len(order)),
+            label.note,
+            label.created_at or "",
         )
         for label in current
     ]
@@ -96,7 +119,8 @@ def review_data(store: Store, item: Item, order: tuple[int, ...], run_ids: Colle
             )
         )
     runs = run_lines(store, item, samples, screen, run_ids)
-    return ReviewData(item.stored_id, screen(item.reference.chosen), tuple(lines), tuple(verdicts), runs)
+    rationale = reference_rationale(item, screen)
+    return ReviewData(item.stored_id, screen(item.reference.chosen), tuple(lines), tuple(verdicts), runs, rationale)
 
 
 def run_lines(

@@ -113,12 +113,17 @@ def project_label_schema(store: Store, version: int | None = None) -> LabelSchem
     return schema_from_json(row.schema, row.guidelines, row.version, row.note)
 
 
-def describe(draft: LabelDraft) -> str:
-    """A short summary for the item table, in screen terms (e.g. ``R2 clearly``)."""
+def describe(draft: LabelDraft, n_responses: int | None = None) -> str:
+    """A short summary for the item table, in screen terms (e.g. ``R2 clearly``; a ranking
+    ``R3 > R1 = R4 > R2``, the responses left unranked last when ``n_responses`` is given)."""
     if draft.is_empty:
         return ""
     if draft.rank_groups:
-        text = ranking_text([[p - 1 for p in group] for group in draft.rank_groups])
+        groups = [[p - 1 for p in group] for group in draft.rank_groups]
+        ranked = {p for group in groups for p in group}
+        if n_responses is not None and (rest := [p for p in range(n_responses) if p not in ranked]):
+            groups.append(rest)
+        text = ranking_text(groups)
     elif draft.outcome == "prefer" and draft.preferred_position:
         text = f"R{draft.preferred_position}" + (f" {draft.strength}" if draft.strength else "")
     else:
@@ -347,5 +352,5 @@ class LabelingSession:
             draft = label_to_draft(label, orders[s.id])
             # Error types or a note alone leave the item unlabeled (shown with what they say).
             status = "discarded" if label.outcome == "discard" else "labeled" if label.is_labeled else "unlabeled"
-            rows.append(TableRow(s, status, describe(draft) + mark))
+            rows.append(TableRow(s, status, describe(draft, len(orders[s.id])) + mark))
         return rows
