@@ -472,7 +472,7 @@ def test_item_ids_and_media_names_never_shape_file_paths(tmp_path):
             assert result.n_items == len(ids)
             names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
             allowed = re.compile(
-                r"manifest\.json|[a-z]+\.jsonl|media/[0-9a-f]{64}(\.png)?|README\.md|data/train-0000\d-of-0000\d\.parquet"
+                r"manifest\.json|[a-z0-9]+\.jsonl|media/[0-9a-f]{64}(\.png)?|README\.md|data/train-0000\d-of-0000\d\.parquet"
             )
             assert all(allowed.fullmatch(n) for n in names), names
             assert len([n for n in names if n.startswith("media/")]) == 3
@@ -510,7 +510,8 @@ def test_trl_rows_are_preference_rows(project, tmp_path):
     assert plain["RLAIF-V-2"]["prompt"] == "How many sinks?" and plain["RLAIF-V-2"]["chosen"] == "RLAIF-V-2 second"
     assert all((out / p).is_file() for r in rows if r["id"] != "mmmu_4" for p in r["images"])
     assert by_id(rows)["mmmu_4"]["images"] == ["imgs/gone.png"]  # missing: its reference is kept (and counted)
-    assert dict(result.skipped)["bon"] == "TRL rows need exactly 2 responses, the item has 3"
+    assert "bon" not in dict(result.skipped)  # a full ranking of 3: a row per induced pair (test_export_rankings.py)
+    assert sorted(r["id"] for r in rows if r["id"].startswith("bon:")) == ["bon:0>1", "bon:2>0", "bon:2>1"]
 
 
 def test_trl_and_vlrewardbench_files_load_as_arrow_tables(project, tmp_path):
@@ -652,7 +653,7 @@ def test_video_items_and_best_of_n_items(tmp_path):
         result = export_project(store, tmp_path / "trl", "trl")
         assert dict(result.skipped) == {
             "vid-1": "TRL rows hold images only; the item has a video",
-            "bon-1": "TRL rows need exactly 2 responses, the item has 3",
+            "bon-1": "no full ranking of the 3 responses (only the best named) — the format needs one",
         }
         export_project(store, tmp_path / "js", "jsonl")
         row = by_id(read_rows(tmp_path / "js" / "items.jsonl"))["vid-1"]

@@ -25,7 +25,8 @@ from pairscope.app.curation import hf_dataset
 from pairscope.app.curation.export import export_project
 from pairscope.app.demo import create_demo_project, demo_dir
 from pairscope.app.importer import import_file
-from pairscope.app.records import Item, Reference, Response
+from pairscope.app.rankings import ranked_fields
+from pairscope.app.records import Item, Label, MediaRef, Reference, Response
 from pairscope.app.store import Store
 
 #: Image sizes in multiples of 28 px (one Qwen2-VL token per 28×28 block, no resizing), all
@@ -337,6 +338,38 @@ def test_trl_collator_accepts_trl_rows_and_refuses_the_plain_strings(project, tm
     assert image_tokens(collator, two) == 2 * (6 + 2)
     text = collator([ds[by_id["text-only"]]])
     assert "pixel_values" not in text and text["completion_mask"].sum() > 0
+
+
+@pytest.mark.slow
+def test_trl_collator_takes_the_pairs_induced_from_a_ranking(tmp_path, collator):
+    """A 4-response item ranked (2, 1, 2, 3) with one image: five rows (the tie 0 = 2 left
+    out), read by 🤗 datasets as the docs say and collated by TRL, one image per side."""
+    datasets = need("datasets")
+    Image.new("RGB", SIZES["wide.png"], "red").save(tmp_path / "wide.png")
+    store = Store.create(tmp_path / "p.pairscope")
+    store.add_items(
+        [
+            Item(
+                ext_id="ranked",
+                prompt="Which is right?",
+                responses=tuple(Response(i, f"answer {i}") for i in range(4)),
+                media=(MediaRef("image", "wide.png", str(tmp_path / "wide.png")),),
+            )
+        ]
+    )
+    outcome, ranking, ranks = ranked_fields((2, 1, 2, 3))
+    store.add_label(Label(store.item_id("ranked"), "alice", outcome, ranking=ranking, ranks=ranks))
+    export_project(store, tmp_path / "out", "trl", source="annotator:alice")
+    store.close()
+    ds = trl_dataset(datasets, tmp_path / "out")
+    assert sorted(ds["id"]) == ["ranked:0>3", "ranked:1>0", "ranked:1>2", "ranked:1>3", "ranked:2>3"]
+    by_id = {r["id"]: r for r in ds}
+    assert by_id["ranked:0>3"]["chosen"][0]["content"][0]["text"] == "answer 0"
+    assert by_id["ranked:0>3"]["rejected"][0]["content"][0]["text"] == "answer 3"
+    batch = collator([ds[i] for i in range(len(ds))])
+    assert batch["input_ids"].shape[0] == 2 * 5  # chosen and rejected of each pair
+    assert batch["image_grid_thw"].tolist() == [grid(SIZES["wide.png"])] * 10
+    assert image_tokens(collator, batch) == 10 * 2  # 56×28: 2 tokens per image
 
 
 @pytest.mark.slow

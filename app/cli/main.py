@@ -230,8 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         choices=tuple(EXPORT_FORMATS),
         help="vlrewardbench: the benchmark's rows; trl: TRL's conversational chosen/rejected rows (trl-plain:"
-        " plain strings); hf: a Hugging Face dataset (Parquet, images embedded, dataset card); jsonl: every"
-        " field and label",
+        " plain strings; an item ranked in full gives a row per ordered pair); hf: a Hugging Face dataset (Parquet,"
+        " images embedded, dataset card); jsonl: every field, label and ranking; mr2bench, rewardbench2: those"
+        " releases' ranking rows",
     )
     p.add_argument("--out", type=Path, required=True, help="output folder (must be empty unless --force)")
     p.add_argument(

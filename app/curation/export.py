@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..rankings import top_is_tied
 from ..records import LABELED_OUTCOMES, STATED_OUTCOMES, Item, Label
 from ..store import Store
 from ..store.connection import utc_now
@@ -258,12 +259,13 @@ def consensus_preference(labels: dict[str, Label]) -> tuple[Preference | None, s
     if len({(label.outcome, label.preferred) for label in stated}) > 1:
         return None, "annotators disagree"
     first = stated[0]
-    rankings = {label.ranking for label in stated}
+    rankings = {(label.ranking, label.ranks) for label in stated}  # a full ranking: equal ranks, ties included
     strengths = {label.strength for label in stated}
     return Preference(
         source="consensus",
         outcome=first.outcome,
         ranking=first.ranking if len(rankings) == 1 else ((first.preferred,) if first.preferred is not None else ()),
+        ranks=first.ranks if len(rankings) == 1 else (),
         strength=strengths.pop() if len(strengths) == 1 else None,
         error_tags=_union(label.error_types for label in stated),
         annotators=tuple(label.annotator for label in stated),
@@ -275,6 +277,7 @@ def _from_label(label: Label, source: str) -> Preference:
         source=source,
         outcome=label.outcome,
         ranking=label.ranking,
+        ranks=label.ranks,
         strength=label.strength,
         error_tags=label.error_types,
         discard_reasons=label.discard_reasons,
@@ -286,7 +289,8 @@ def reference_preference(item: Item) -> Preference:
     ref = item.reference
     if not ref.ranking:
         return Preference(source="none", missing="no dataset reference")
-    return Preference(source="reference", outcome="prefer", ranking=ref.ranking, strength=ref.strength)
+    outcome = "tie" if top_is_tied(ref.ranks) else "prefer"
+    return Preference(source="reference", outcome=outcome, ranking=ref.ranking, ranks=ref.ranks, strength=ref.strength)
 
 
 def resolve_preference(
@@ -466,16 +470,16 @@ def _write_export(
         for done, item_id in enumerate(ids, start=1):
             entry = _export_item(store, item_id, choice, export_format, copier, result)
             if entry is not None:
-                row = export_format.row(entry)
-                if fmt == "jsonl" and entry.item.ext_id in result.corrections:
-                    row["reference_corrected"] = result.corrections[entry.item.ext_id]
-                writer.write(row)
+                pref = entry.preference
+                for row in export_format.rows_of(entry):  # one, or one per induced pair of a ranking
+                    if fmt == "jsonl" and entry.item.ext_id in result.corrections:
+                        row["reference_corrected"] = result.corrections[entry.item.ext_id]
+                    writer.write(row)
+                    rows.append({"id": row["id"], "source": pref.source, "annotators": list(pref.annotators)})
                 result.n_items += 1
                 category = entry.item.category
                 result.per_category[category] = result.per_category.get(category, 0) + 1
                 sources[entry.preference.source] += 1
-                pref = entry.preference
-                rows.append({"id": entry.item.dataset_id, "source": pref.source, "annotators": list(pref.annotators)})
             if progress is not None:
                 progress(done, len(ids))
         files = writer.commit()

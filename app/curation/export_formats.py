@@ -1,8 +1,9 @@
 """Row writers for the curated export: one function per output format, in a registry.
 
 :mod:`pairscope.app.curation.export` decides which items go out, with which preference, and copies
-their media; the writers here only turn one :class:`ExportItem` into one row (or say
-why the format cannot hold it): a JSONL line, or for ``hf`` a Parquet row that
+their media; the writers here only turn one :class:`ExportItem` into one row (``expand``:
+several, a ranking's induced pairs; :mod:`.export_rankings`) or say why the format cannot
+hold it: a JSONL line, or for ``hf`` a Parquet row that
 :mod:`.hf_dataset` writes (its ``sink``). Adding a format is one :class:`ExportFormat` in
 ``EXPORT_FORMATS``: nothing else branches on format names.
 """
@@ -18,6 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..formats.vlrewardbench import order_to_ranks
 from ..records import ErrorTag, Item, Label
 from ..taxonomy import vlrewardbench_category
+from .export_rankings import (
+    induced_pair_items,
+    mr2bench_rejects,
+    mr2bench_row,
+    rewardbench2_rejects,
+    rewardbench2_row,
+    trl_rank_rejects,
+)
 
 if TYPE_CHECKING:
     from ..durable import Made
@@ -32,12 +41,14 @@ class Preference:
     ``"annotator"`` (one named annotator's current label), ``"reference"`` (the dataset's
     own ranking) or ``"none"`` (the chosen source gave none: ``missing`` says why, e.g.
     ``"no human preference"``). ``annotators`` name whose labels decided it.
-    ``ranking`` holds response indices best first.
+    ``ranking`` holds response indices best first; ``ranks`` the full ranking with ties (one
+    dense rank per response, 1 = best: ``Label.ranks``, ``Reference.ranks``), ``()`` when none.
     """
 
     source: str
     outcome: str | None = None
     ranking: tuple[int, ...] = ()
+    ranks: tuple[int, ...] = ()
     strength: str | None = None
     error_tags: tuple[ErrorTag, ...] = ()
     discard_reasons: tuple[str, ...] = ()
@@ -73,6 +84,7 @@ class ExportItem:
     labels: dict[str, Label] = field(default_factory=dict)  # annotator → current label
     adjudication: Label | None = None
     media: tuple[ExportedMedia, ...] = ()
+    row_id: str | None = None  # the row's id when not the item's (an induced pair's)
 
     def media_paths(self, kind: str | None = None) -> list[str]:
         return [m.path for m in self.media if m.path is not None and (kind is None or m.kind == kind)]
@@ -287,9 +299,9 @@ _CONVERSATIONAL_SOURCES = ("trl", "hf-preference")
 
 
 def _pair(x: ExportItem) -> tuple[int, int]:
-    chosen = x.preference.preferred
+    chosen, ranking = x.preference.preferred, x.preference.ranking
     assert chosen is not None, "the format's check turns away items without a preferred response"
-    return chosen, 1 - chosen
+    return chosen, ranking[1] if len(ranking) > 1 else 1 - chosen
 
 
 def trl_row(x: ExportItem) -> dict[str, Any]:
@@ -300,7 +312,7 @@ def trl_row(x: ExportItem) -> dict[str, Any]:
     chosen, rejected = _pair(x)
     images = x.media_paths("image")
     return {
-        "id": x.item.dataset_id,
+        "id": x.row_id or x.item.dataset_id,
         "prompt": prompt_messages(x, len(images)),
         "chosen": response_messages(x, chosen),
         "rejected": response_messages(x, rejected),
@@ -315,7 +327,7 @@ def trl_plain_row(x: ExportItem) -> dict[str, Any]:
     chosen, rejected = _pair(x)
     texts = [r.text for r in x.item.responses]
     return {
-        "id": x.item.dataset_id,
+        "id": x.row_id or x.item.dataset_id,
         "prompt": x.item.prompt,
         "chosen": texts[chosen],
         "rejected": texts[rejected],
@@ -355,6 +367,7 @@ def label_dict(label: Label) -> dict[str, Any]:
         "outcome": label.outcome,
         "preferred": label.preferred,
         "ranking": list(label.ranking),
+        "ranks": list(label.ranks),
         "strength": label.strength,
         "error_types": [_tag_dict(t) for t in label.error_types],
         "discard_reasons": list(label.discard_reasons),
@@ -390,6 +403,7 @@ def jsonl_row(x: ExportItem) -> dict[str, Any]:
         ],
         "reference": {
             "ranking": list(ref.ranking) if ref.ranking else None,
+            "ranks": list(ref.ranks) if ref.ranks else None,
             "strength": ref.strength,
             "error_tags": [tag_text(t) for t in ref.error_tags],
             "error_tags_parsed": [_tag_dict(t) for t in ref.error_tags],
@@ -400,6 +414,7 @@ def jsonl_row(x: ExportItem) -> dict[str, Any]:
             "outcome": pref.outcome,
             "preferred": pref.preferred,
             "ranking": list(pref.ranking),
+            "ranks": list(pref.ranks),
             "strength": pref.strength,
             "error_types": [_tag_dict(t) for t in pref.error_tags],
             "discard_reasons": list(pref.discard_reasons),
@@ -417,6 +432,7 @@ def jsonl_row(x: ExportItem) -> dict[str, Any]:
 #: video need no mapping).
 JSONL_IMPORT_MAP = {
     "ranking": "reference.ranking",
+    "ranks": "reference.ranks",
     "strength": "reference.strength",
     "error_tags": "reference.error_tags",
     "ground_truth": "reference.ground_truth",
@@ -455,6 +471,16 @@ class ExportFormat:
     #: Write media under the dataset's own relative paths (where they stay inside the folder).
     keep_media_paths: bool = False
     sink: Callable[[Path, Made], RowSink] | None = None
+    #: The items an item's rows are written from (a ranking's induced pairs); ``None``: itself.
+    expand: Callable[[ExportItem], list[ExportItem]] | None = None
+
+    def rows_of(self, x: ExportItem) -> list[dict[str, Any]]:
+        """The item's rows: one, or one per item :attr:`expand` makes of it."""
+        return [self.row(part) for part in (self.expand(x) if self.expand is not None else [x])]
+
+
+def _trl_ranked_rejects(x: ExportItem) -> str | None:
+    return trl_rank_rejects(x, _trl_rejects)
 
 
 EXPORT_FORMATS: dict[str, ExportFormat] = {
@@ -475,16 +501,18 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
             "TRL vision preference rows (conversational prompt with image placeholders, chosen, rejected, images)"
             " for DPO/reward trainers",
             trl_row,
-            _trl_rejects,
+            _trl_ranked_rejects,
             reimport={"format": "trl", "media_root": "."},
+            expand=induced_pair_items,
         ),
         ExportFormat(
             "trl-plain",
             "trl.jsonl",
             "TRL preference rows with plain strings (prompt, chosen, rejected, images) for text-only trainers",
             trl_plain_row,
-            _trl_rejects,
+            _trl_ranked_rejects,
             reimport={"format": "trl", "media_root": "."},
+            expand=induced_pair_items,
         ),
         ExportFormat(
             "hf",
@@ -502,6 +530,24 @@ EXPORT_FORMATS: dict[str, ExportFormat] = {
             "PairScope rows: item, media, reference, every annotator's current label, adjudication",
             jsonl_row,
             reimport={"format": "jsonl", "media_root": ".", "map": JSONL_IMPORT_MAP},
+        ),
+        ExportFormat(
+            "mr2bench",
+            "mr2bench.jsonl",
+            "MR²Bench-style ranking rows (id, prompt, responses, rankings: 1 = best, ties shared, image, video)"
+            " for items with a full ranking",
+            mr2bench_row,
+            mr2bench_rejects,
+            reimport={"format": "mr2bench", "media_root": "."},
+        ),
+        ExportFormat(
+            "rewardbench2",
+            "rewardbench2.jsonl",
+            "RewardBench 2 rows (prompt, chosen and rejected lists, num_correct, total_completions, subset)"
+            " for items ranked in two levels (chosen = rank 1)",
+            rewardbench2_row,
+            rewardbench2_rejects,
+            reimport={"format": "rewardbench2", "media_root": "."},
         ),
     )
 }

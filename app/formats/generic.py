@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..rankings import RankingError, dense_ranks, order_from_ranks
 from ..records import Item, Reference, Response
 from ..taxonomy import parse_error_tags
 from .base import (
@@ -42,6 +43,7 @@ FIELDS = (
     "chosen",
     "rejected",
     "ranking",
+    "ranks",
     "chosen_index",
     "image",
     "video",
@@ -80,6 +82,23 @@ def _ranking(reader: RowReader, row: dict, n: int) -> tuple[int, ...] | None:
         if ranking is None:
             ranking = (chosen, 1 - chosen) if n == 2 else (chosen,)
     return ranking
+
+
+def _ranks(reader: RowReader, row: dict, n: int, ranking: tuple[int, ...] | None) -> tuple[int, ...]:
+    """``ranks``: a rank per response, 1 = best, ties shared (a ``jsonl`` export's ``reference.ranks``);
+    ``ranking``, when given too, must be their order (or its start)."""
+    key, value = reader.find(row, "ranks")
+    if key is None or value is None:
+        return ()
+    if not (isinstance(value, list) and len(value) == n):
+        raise RowProblem(f"{what('ranks', key)}: expected a rank per response ({n}), got {shown(value, quote=True)}")
+    try:
+        ranks = dense_ranks(value)
+    except RankingError as exc:
+        raise RowProblem(f"{what('ranks', key)}: {exc}") from None
+    if ranking is not None and ranking != order_from_ranks(ranks)[: len(ranking)]:
+        raise RowProblem(f"ranking {shown(list(ranking))} is not the order of ranks {shown(value)}")
+    return ranks
 
 
 def _texts(value: Any, label: str) -> list[str]:
@@ -148,8 +167,10 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
         return None if key is None else optional_str(value, what(name, key))
 
     s_key, s_value = reader.find(row, "strength")
+    ranks = _ranks(reader, row, len(texts), ranking)
     reference = Reference(
         ranking=ranking,
+        ranks=ranks,
         strength=strength_of(s_value, what("strength", s_key or "strength")),
         error_tags=_error_tags(reader, row),
         ground_truth=opt("ground_truth"),
