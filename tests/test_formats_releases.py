@@ -13,6 +13,7 @@ import pytest
 from helpers import item, write_jsonl
 from pairscope.app.formats import FormatError, detect_format
 from pairscope.app.importer import import_file
+from pairscope.app.store import Store
 
 RELEASES = Path(__file__).parent / "fixtures" / "releases"
 
@@ -108,6 +109,15 @@ def test_rewardbench2_chosen_is_the_reference_best(store, tmp_path):
     assert any(p.line == 3 and "3 chosen" in p.message for p in report.problems)
 
 
+def test_rewardbench2_reference_ranks_chosen_over_rejected(store, tmp_path):
+    import_file(store, copy(tmp_path, "rewardbench2.jsonl"))
+    with Store.open(store.path, readonly=True) as project:  # read back from the project file
+        one = item(project, "101").reference
+        assert one.ranks == (1, 2, 2, 2) and one.ranking == (0,)  # the three rejected tie second
+        ties = item(project, "103").reference  # the Ties subset: three chosen tie at the top
+        assert ties.ranks == (1, 1, 1, 2) and ties.ranking is None and ties.chosen is None
+
+
 def test_rewardbench2_counts_that_disagree_name_the_line(store, tmp_path):
     row = {"id": "1", "prompt": "p", "chosen": ["a"], "rejected": ["b", "c"], "num_correct": 1, "total_completions": 4}
     path = write_jsonl(tmp_path / "rb2.jsonl", [row])
@@ -119,11 +129,14 @@ def test_rewardbench2_counts_that_disagree_name_the_line(store, tmp_path):
 def test_mr2bench_rankings_best_first_with_ties_kept(store, tmp_path):
     report = import_file(store, copy(tmp_path, "mr2bench.jsonl"))
     assert report.format == "mr2bench" and report.added == 2
-    assert item(store, "r1").reference.ranking == (0, 2, 1)  # rankings [1, 3, 2]: 1 = best
-    tied = item(store, "r2")
-    assert tied.reference.ranking == (0, 1, 2, 3) and tied.extra["rankings"] == [1, 1, 3, 4]
-    assert tied.media_kind == "video"
-    assert [p.line for p in report.problems if "ties" in p.message] == [2]
+    assert report.problems == []  # ties are kept, so nothing to warn about
+    with Store.open(store.path, readonly=True) as project:  # read back from the project file
+        untied = item(project, "r1")
+        assert untied.reference.ranking == (0, 2, 1) and untied.reference.ranks == (1, 3, 2)  # 1 = best
+        tied = item(project, "r2")
+        assert tied.reference.ranks == (1, 1, 2, 3)  # rankings [1, 1, 3, 4], dense: responses 0 and 1 tie first
+        assert tied.reference.ranking == (0, 1, 2, 3) and tied.extra["rankings"] == [1, 1, 3, 4]
+        assert tied.media_kind == "video"
 
 
 def test_mr2bench_bad_rankings_name_the_line(store, tmp_path):

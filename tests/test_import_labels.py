@@ -66,6 +66,62 @@ def test_potato_pairwise(store):
     assert current(store, "ben") == {"it0": ("prefer", (1,))}
 
 
+def four_response_project(tmp_path):
+    from pairscope.app.records import Item, Reference, Response
+
+    store = Store.create(tmp_path / "ranked.pairscope")
+    responses = tuple(Response(i, f"answer {i}") for i in range(4))
+    store.add_items([Item(f"q{n}", "Rank them.", responses, reference=Reference(ranking=(0,))) for n in range(2)])
+    return store
+
+
+def potato_ranking(user, item, order, **kw):
+    """A Potato ``ranking`` scheme's line: ``{"rank_order": "B,D=A,C"}`` (Potato's docs,
+    annotation-types/comparison/ranking.md: labels best first, ``=`` between tied ones)."""
+    return {
+        "user_id": user,
+        "instance_id": item,
+        "label_annotations": {"response_quality": {"rank_order": order}},
+        **kw,
+    }
+
+
+def test_potato_rank_order_with_ties_is_a_ranking_label(tmp_path):
+    rows = [
+        potato_ranking("ana", "q0", "B,D=A,C", behavioral_data={"timestamp": "2024-01-01T12:00:00Z"}),
+        potato_ranking("ben", "q0", "Response A=Response C,Response B,Response D"),
+        potato_ranking("ana", "q1", "B,D,A,C"),  # the same order without the tie: another label
+    ]
+    path = write_jsonl(tmp_path / "annotated_instances.jsonl", rows)
+    with four_response_project(tmp_path) as store:
+        result = import_labels(store, path)
+        assert (result.format, result.added) == ("potato", 3)
+        assert import_labels(store, path).present == 3  # the same file twice adds nothing
+    with Store.open(tmp_path / "ranked.pairscope", readonly=True) as project:  # read back from the file
+        q0, q1 = project.item_id("q0"), project.item_id("q1")
+        ana, ben = project.current_labels("ana"), project.current_labels("ben")
+        # B best; D and A tie second; C last — by response index (A = response 0)
+        assert (ana[q0].ranks, ana[q0].outcome, ana[q0].ranking) == ((2, 1, 3, 2), "prefer", (1, 0, 3, 2))
+        assert ana[q0].created_at == "2024-01-01T12:00:00Z"
+        assert (ben[q0].ranks, ben[q0].outcome, ben[q0].ranking) == ((1, 2, 1, 3), "tie", (0, 2, 1, 3))
+        assert ana[q1].ranks == (3, 1, 4, 2) and ana[q1].uuid != ana[q0].uuid
+
+
+def test_a_bad_potato_rank_order_names_its_line(tmp_path):
+    rows = [potato_ranking("ana", "q0", "B,D=A,C"), potato_ranking("ana", "q1", "B,E,A")]
+    rows += [potato_ranking("ben", "q0", "B,?,A"), potato_ranking("ben", "q1", "A,B=A")]
+    path = write_jsonl(tmp_path / "annotated_instances.jsonl", rows)
+    with four_response_project(tmp_path) as store:
+        with pytest.raises(LabelImportError) as err:
+            import_labels(store, path)
+        assert store.query("SELECT count(*) FROM labels")[0][0] == 0  # nothing partial
+    text = str(err.value)
+    assert f"{path}:1:" not in text
+    assert f"{path}:2: rank_order 'B,E,A'" in text and "names response 5; the item has 4" in text
+    assert f"{path}:3: " in text and "'?' names no response" in text
+    assert f"{path}:4: " in text and "ranked twice" in text
+
+
 def test_sniffing_each_fixture():
     assert [sniff(FIXTURES / f) for f in sorted(p.name for p in FIXTURES.iterdir() if p.suffix != ".md")] == [
         "argilla",

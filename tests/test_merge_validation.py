@@ -251,6 +251,10 @@ def test_a_label_naming_what_the_input_lacks_is_refused(main, pack, statement, p
         ("UPDATE items SET media_kind = 'audio' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "media_kind"),
         ("UPDATE items SET extra = '[1' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "extra"),
         ("UPDATE items SET ref_ranking = '[0, 9]' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "ref_ranking"),
+        ("UPDATE items SET ref_ranks = '[1, 0]' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "ref_ranks"),
+        ("UPDATE items SET ref_ranks = '[1, 3]' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "dense"),
+        ("UPDATE items SET ref_ranks = '[1, 2, 2]' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "3 ranks"),
+        ("UPDATE items SET ref_ranks = '[2, 1]' WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "order [1, 0]"),
         ("UPDATE items SET n_responses = 3 WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "n_responses"),
         ("UPDATE items SET identity = NULL WHERE ext_id = 'a2'", (), "items row 3 (ext_id a2)", "identity"),
         ("UPDATE media SET kind = 'audio' WHERE idx = 0 AND item_id = 1", (), "media row 1", "kind"),
@@ -271,6 +275,17 @@ def test_any_bad_row_refuses_the_merge_into_a_fresh_project(main, pack, tmp_path
     assert not (tmp_path / "fresh").exists()
     assert any(where in line and problem in line for line in error.problems), error.problems
     assert all(line.startswith(f"{pack}: ") for line in error.problems)
+
+
+def test_a_reference_ranking_with_ties_is_merged(main, pack, tmp_path):
+    damage(pack, "UPDATE items SET ref_ranks = '[1, 1]', ref_ranking = NULL, ref_chosen = NULL WHERE ext_id = 'a2'")
+    damage(pack, "UPDATE items SET ref_ranks = '[1, 2]' WHERE ext_id = 'a3'")
+    out = tmp_path / "fresh" / "team.pairscope"
+    merge_projects(out, [pack])
+    with Store.open(out, readonly=True) as store:
+        tied = store.get_item(store.item_id("a2")).reference
+        assert (tied.ranks, tied.ranking) == ((1, 1), None)
+        assert store.get_item(store.item_id("a3")).reference.ranks == (1, 2)
 
 
 def test_the_problem_list_is_bounded(main, pack):

@@ -5,8 +5,12 @@ the item exists (by its id, ``ext_id``), the response index or text is one of it
 the strength is one of PairScope's, the time is ISO 8601 and not in the future — and any
 problem raises :class:`LabelImportError` naming ``file:line`` (or the task/record) with
 nothing written. Then every label is appended in one transaction. A label's uuid is derived
-from what it says (annotator, item, outcome, preference, time), so importing the same file
-twice adds nothing the second time.
+from what it says (annotator, item, outcome, preference, time, and a ranking's ties), so
+importing the same file twice adds nothing the second time.
+
+A ranking (Potato's ``rank_order``, :mod:`.label_readers`) becomes a label that ranks the
+item's responses, ties kept (``Label.ranks``, by response index; outcome ``prefer``, or ``tie``
+when the best is shared: :func:`app.rankings.ranked_fields`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..rankings import RankingError, parse_rank_order, ranked_fields
 from ..records import STRENGTHS, Label
 from ..store import Store
 from ..store.clock import time_problem
@@ -24,6 +29,7 @@ from ..taxonomy import parse_error_tags
 from .label_readers import (
     FORMATS,
     ForeignLabel,
+    rank_names,
     read_argilla,
     read_jsonl,
     read_label_studio,
@@ -80,7 +86,16 @@ def read_foreign(
 
 def _label(store: Store, row: ForeignLabel, item_id: int, texts: list[str]) -> Label | str:
     ranking: tuple[int, ...] = ()
-    if row.outcome == "prefer":
+    ranks: tuple[int, ...] = ()
+    outcome = row.outcome
+    if row.rank_order is not None:  # a ranking with ties: outcome, ranking and ranks from it
+        try:
+            outcome, ranking, ranks = ranked_fields(
+                parse_rank_order(row.rank_order, rank_names(row.rank_order, len(texts)))
+            )
+        except RankingError as exc:
+            return f"{row.where}: rank_order {row.rank_order[:80]!r} of item {row.item!r}: {exc}"
+    elif row.outcome == "prefer":
         if row.preferred_text is not None:
             matches = [i for i, t in enumerate(texts) if t == row.preferred_text]
             if len(matches) != 1:
@@ -93,7 +108,7 @@ def _label(store: Store, row: ForeignLabel, item_id: int, texts: list[str]) -> L
             ranking = (row.preference,)
     if row.strength is not None and row.strength not in STRENGTHS:
         return f"{row.where}: 'strength' is one of {', '.join(STRENGTHS)}, got {row.strength!r}"
-    if row.strength is not None and row.outcome != "prefer":
+    if row.strength is not None and outcome != "prefer":
         return f"{row.where}: only a preference has a strength"
     created = None
     seconds = row.seconds
@@ -116,12 +131,15 @@ def _label(store: Store, row: ForeignLabel, item_id: int, texts: list[str]) -> L
             return f"{row.where}: the time spent on the item must be a number of seconds >= 0, got {seconds!r}"
         active_ms = round(seconds * 1000)
     name = row.annotator.strip()
-    key = f"{name}\x1f{row.item}\x1f{row.outcome}\x1f{ranking}\x1f{created}\x1f{row.strength}"
+    key = f"{name}\x1f{row.item}\x1f{outcome}\x1f{ranking}\x1f{created}\x1f{row.strength}"
+    if ranks:  # a ranking's ties are part of what it says (a label without ranks keeps its uuid)
+        key += f"\x1f{ranks}"
     return Label(
         item_id=item_id,
         annotator=name,
-        outcome=row.outcome,  # type: ignore[arg-type]
+        outcome=outcome,  # type: ignore[arg-type]
         ranking=ranking,
+        ranks=ranks,
         strength=row.strength,
         error_types=parse_error_tags(row.error_types),
         uuid=str(uuidlib.uuid5(_NAMESPACE, key)),

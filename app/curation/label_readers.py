@@ -24,7 +24,12 @@ Where each format was read (its published description):
 * ``potato`` — Potato's ``annotation_output/.../annotated_instances.jsonl`` lines
   (https://potato-annotation-tutorial.readthedocs.io/en/latest/data_format.html, and the
   ``/get_annotations`` response in Potato's API reference): ``user_id``, ``instance_id`` (or
-  ``id``), ``label_annotations`` = scheme -> {label: value}, ``behavioral_data``.
+  ``id``), ``label_annotations`` = scheme -> {label: value}, ``behavioral_data``. A ``ranking``
+  scheme (Potato's documentation of the ranking annotation type and its ranking schema
+  module, https://github.com/davidjurgens/potato) stores
+  ``{"rank_order": "B,D,A,C"}``: the scheme's label names joined by ``,`` from rank 1 (best)
+  to the last; with ``allow_ties`` tied labels are joined by ``=`` (``"B,D=A,C"``: B first, D
+  and A tied second, C last). It is read as a ranking label (:func:`rank_names`).
 
 An option or label names a response by a trailing number (``response-1``, ``text2``:
 1-based), a letter (``A``/``B``), ``left``/``right``, or is ``tie`` / ``both_bad``.
@@ -39,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from ..json_guard import loads_json
+from ..rankings import RankingError
 
 FORMATS = ("jsonl", "label-studio", "argilla", "potato")
 
@@ -58,6 +64,8 @@ class ForeignLabel:
     error_types: Any = None
     time: Any = None
     seconds: Any = None  # time spent on the item, in seconds (stored as the active time)
+    #: a ranking written as Potato's ``rank_order`` (``"B,D=A,C"``); ``outcome`` is then "rank"
+    rank_order: str | None = None
 
 
 Read = Iterator[ForeignLabel | str]
@@ -86,6 +94,36 @@ def option_index(value: Any) -> tuple[str, int | None] | None:
     if match and int(match.group(1)) >= 1:
         return ("prefer", int(match.group(1)) - 1)
     return None
+
+
+def _ranked_index(name: str) -> int | None:
+    """The response index a ranked label names: as :func:`option_index` does, or by a last
+    letter (``C``, ``Response C``, ``response_c``: A = response 0)."""
+    named = option_index(name)
+    if named is not None:
+        return named[1] if named[0] == "prefer" else None
+    match = re.search(r"(?:^|[\s_-])([a-z])$", name.strip().lower())
+    return ord(match.group(1)) - ord("a") if match else None
+
+
+def rank_names(text: str, n: int) -> list[str]:
+    """The names of an item's ``n`` responses, by index, as a written ranking (Potato's
+    ``rank_order``) spells them: what :func:`app.rankings.parse_rank_order` reads it with.
+    ``RankingError`` for a name that names no response, or a response the item lacks."""
+    names = [f"\x00{i}" for i in range(n)]  # a response the text does not name: matched by nothing
+    for name in re.split(r"[,>=]", text):
+        name = name.strip()
+        if not name:
+            continue
+        index = _ranked_index(name)
+        if index is None:
+            raise RankingError(f"{name!r} names no response (A, B, …, or response-1, response-2, …)")
+        if index >= n:
+            raise RankingError(f"{name!r} names response {index + 1}; the item has {n}")
+        if not names[index].startswith("\x00") and names[index] != name:
+            raise RankingError(f"{names[index]!r} and {name!r} both name response {index + 1}")
+        names[index] = name
+    return names
 
 
 def _lines(path: Path) -> Iterator[tuple[int, Any] | str]:
@@ -254,7 +292,7 @@ def read_argilla(path: Path, annotator: str | None = None, question: str | None 
 
 
 def read_potato(path: Path, annotator: str | None = None, question: str | None = None) -> Read:
-    """Potato's ``annotated_instances.jsonl`` of a pairwise scheme (see the module)."""
+    """Potato's ``annotated_instances.jsonl`` of a pairwise or ranking scheme (see the module)."""
     for entry in _lines(path):
         if isinstance(entry, str):
             yield entry
@@ -284,6 +322,15 @@ def read_potato(path: Path, annotator: str | None = None, question: str | None =
         if not isinstance(labels, dict):
             yield f"{where}: scheme {keys[0]!r} has no labels"
             continue
+        behaviour = row.get("behavioral_data")
+        behaviour = behaviour if isinstance(behaviour, dict) else {}
+        if "rank_order" in labels:  # a ranking scheme (see the module)
+            order = labels["rank_order"]
+            if not isinstance(order, str) or not order.strip():
+                yield f"{where}: scheme {keys[0]!r}: rank_order must be the ranked labels as text, got {order!r}"
+                continue
+            yield ForeignLabel(where, str(item), name, "rank", time=behaviour.get("timestamp"), rank_order=order)
+            continue
         chosen = [k for k, v in labels.items() if v not in (False, None, "", "false", "0", 0)]
         if len(chosen) == 1 and chosen[0] in ("selection", "choice", "value"):
             chosen = [labels[chosen[0]]]
@@ -291,8 +338,6 @@ def read_potato(path: Path, annotator: str | None = None, question: str | None =
         if outcome is None:
             yield f"{where}: scheme {keys[0]!r} chose {chosen!r}; expected one of A, B, tie (or response-N)"
             continue
-        behaviour = row.get("behavioral_data")
-        behaviour = behaviour if isinstance(behaviour, dict) else {}
         yield ForeignLabel(where, str(item), name, outcome[0], preference=outcome[1], time=behaviour.get("timestamp"))
 
 
@@ -309,6 +354,7 @@ __all__ = [
     "FORMATS",
     "ForeignLabel",
     "option_index",
+    "rank_names",
     "read_argilla",
     "read_jsonl",
     "read_label_studio",

@@ -1,10 +1,10 @@
 """MR²Bench-style ranking rows: ``id, prompt, responses[N], rankings, image, video``.
 
-``rankings`` gives each response's rank, **1 = best**, ties allowed (``[1, 2, 2]``). A
-:class:`Reference` ranking is response indices best first and holds no ties: a row without
-ties stores its order; a row with ties stores the order with tied responses by index and a
-warning, and ``rankings`` stays in the item's fields verbatim (it always does), so the ties
-are not lost.
+``rankings`` gives each response's rank, **1 = best**, ties allowed (``[1, 2, 2]``). The
+:class:`Reference` holds the ranking itself, ties kept (``Reference.ranks``, the dense ranks:
+``[1, 1, 3, 4]`` → ``(1, 1, 2, 3)``; ``items.ref_ranks``), and ``ranking`` their order (tied
+responses by index, so ``chosen`` is the first of a tied best). ``rankings`` stays in the
+item's fields verbatim too.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..rankings import dense_ranks, order_from_ranks
 from ..records import Item, Reference, Response
 from .base import (
     ImportContext,
@@ -38,15 +39,16 @@ ALIASES = {
 }
 
 
-def order_of(ranks: Any, n: int) -> tuple[tuple[int, ...], bool]:
-    """``(response indices best first, whether there are ties)`` from 1-based ranks."""
+def reference_of(ranks: Any, n: int) -> Reference:
+    """The reference of 1-based ``rankings``: their order, and with ties the dense ranks too."""
     if type(ranks) is not list or any(type(r) is not int for r in ranks):
         raise RowProblem(f"rankings: expected a list of integer ranks, got {shown(ranks, quote=True)}")
     if len(ranks) != n:
         raise RowProblem(f"rankings: has {len(ranks)} ranks for {n} responses")
     if any(r < 1 for r in ranks):
         raise RowProblem(f"rankings: ranks start at 1 (= best), got {shown(ranks)}")
-    return tuple(sorted(range(n), key=lambda i: (ranks[i], i))), len(set(ranks)) != n
+    dense = dense_ranks(ranks)
+    return Reference(ranking=order_from_ranks(dense), ranks=dense)
 
 
 def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> Item:
@@ -56,9 +58,7 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
     images = media_refs(reader.get(row, "image"), "image")
     videos = media_refs(reader.get(row, "video"), "video")
     ext_id = ext_id_or(reader, row, line, derived_id("mr2", prompt, texts, images, videos))
-    order, ties = order_of(row.get("rankings"), len(texts))
-    if ties:
-        ctx.warn(line, "rankings has ties: stored as an order (tied responses by index); rankings kept", ext_id)
+    reference = reference_of(row.get("rankings"), len(texts))
     media = resolve_media(ctx, line, ext_id, images, "image") + resolve_media(ctx, line, ext_id, videos, "video")
     category = optional_str(reader.get(row, "category"), "category")
     return Item(
@@ -69,7 +69,7 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
         category=(category or "general").lower(),
         subset=category,
         source_format="mr2bench",
-        reference=Reference(ranking=order),
+        reference=reference,
         extra=reader.extra(row),
     )
 

@@ -2,9 +2,11 @@
 num_correct, num_rejected, total_completions, models, subset``.
 
 Responses are the chosen ones then the rejected ones (``num_correct`` chosen, normally one of
-four). The reference ranking holds the chosen response when there is one; with several chosen
-(the Ties subset) no single best is recorded, and the chosen indices stay in the fields
-(``chosen`` is kept verbatim either way). The category is ``subset``.
+four). The reference is a ranking with ties (``Reference.ranks``, ``items.ref_ranks``): every
+chosen response ranks 1, every rejected one 2 (``(1, 2, 2, 2)``; the Ties subset's several
+chosen tie at the top, ``(1, 1, 1, 2)``). The reference ranking (``chosen``) holds the chosen
+response when there is one; with several chosen no single best is recorded. ``chosen`` and
+``rejected`` stay in the fields verbatim. The category is ``subset``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
         ctx.warn(line, f"{len(chosen)} chosen responses: no single reference best recorded", ext_id)
     else:
         ranking = (0,)
+    ranks = (1,) * len(chosen) + (2,) * len(rejected)
     return Item(
         ext_id=ext_id,
         prompt=prompt,
@@ -63,7 +66,7 @@ def build_item(ctx: ImportContext, reader: RowReader, line: int, row: dict) -> I
         category=(subset or "general").lower(),
         subset=subset,
         source_format="rewardbench2",
-        reference=Reference(ranking=ranking),
+        reference=Reference(ranking=ranking, ranks=ranks),
         extra=extra,
     )
 

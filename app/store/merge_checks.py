@@ -17,12 +17,13 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeGuard
 
 from ..json_guard import JSONProblem, loads_json
+from ..rankings import dense_ranks, order_from_ranks
 from ..records import ErrorTag
 from .clock import time_problem
 from .connection import StoreBase
 from .judge import _RUN_COLUMNS, _VERDICT_COLUMNS, _run, _verdict
 from .label_schemas import conflict_message, same_schema, schema_rows_of
-from .labels import _label_from_row
+from .labels import _label_from_row, ranks_problem
 from .merge import _OWN_COLUMNS, _REMAPPED
 from .merge_source import REQUIRED_TABLES, ProjectSource, _database, _insert_sql, _names, _quoted
 from .schema import migrate
@@ -331,12 +332,30 @@ class _SourceCheck:
             problems.append(f"ref_ranking is not a list of distinct response indices < {n}: {_show(ranking)}")
         elif len(problems) == before and row.get("ref_chosen") != (ranking[0] if ranking else None):
             problems.append(f"ref_chosen {_show(row.get('ref_chosen'))} is not the first of ref_ranking")
+        if len(problems) == before:
+            self._ref_ranks(row, ranking, n, problems)
         if not isinstance(row.get("identity"), str) or not row["identity"]:
             problems.append("identity is empty")
         item_id: Any = row.get("id")
         found = self.responses.get(item_id, [])
         if _is_int(n) and found != list(range(n)):
             problems.append(f"n_responses is {n}, but it has {len(found)} responses")
+
+    def _ref_ranks(self, row: dict, ranking: list | None, n: Any, problems: list[str]) -> None:
+        """``ref_ranks``: NULL (a source made before schema 10 has no such column, which reads
+        the same) or one dense rank >= 1 per response, with ``ref_ranking`` NULL (a reader that
+        records no preference for a tied best, as VL-RewardBench's does), their order, or its
+        start (RewardBench 2's ``(0,)``: the chosen response only)."""
+        ranks = _json(row, "ref_ranks", list, problems, nullable=True)
+        if ranks is None:
+            return
+        if not all(_is_int(r) and r >= 1 for r in ranks) or dense_ranks(ranks) != tuple(ranks):
+            problems.append(f"ref_ranks is not a list of dense ranks >= 1 (1 = best): {_show(row['ref_ranks'])}")
+        elif _is_int(n) and len(ranks) != n:
+            problems.append(f"ref_ranks gives {len(ranks)} ranks for {n} responses: {_show(row['ref_ranks'])}")
+        elif ranking is not None and tuple(ranking) != order_from_ranks(ranks)[: len(ranking)]:
+            order = list(order_from_ranks(ranks))
+            problems.append(f"ref_ranking {_show(row.get('ref_ranking'))} is not the order {order} of ref_ranks")
 
     def _steps(self, row: dict, problems: list[str]) -> None:
         if row.get("item_id") in self.items and row.get("response_idx") not in self.responses.get(row["item_id"], []):
@@ -361,8 +380,11 @@ class _SourceCheck:
             "discard_reasons": ("a list of texts", lambda v: all(isinstance(r, str) for r in v)),
             "display_order": (indices, lambda v: _indices(v, n)),
             "step_marks": ("a list of [response, step, correct]", lambda v: all(_step_mark(m, n) for m in v)),
+            "ranks": ("a list of ranks >= 1", lambda v: all(_is_int(r) and r >= 1 for r in v)),
         }
         for column, (what, fits) in shapes.items():
+            if column == "ranks" and column not in row:  # a source made before schema 10
+                continue
             value = _json(row, column, list, problems)
             if value is not None and not fits(value):
                 problems.append(f"{column} is not {what}: {_show(row[column])}")
@@ -374,13 +396,15 @@ class _SourceCheck:
                 + [self.annotators.get(row.get("annotator_id"))]
                 + [row.get(c) for c in ("created_at", "kind", "outcome", "ranking", "strength")]
                 + [row.get(c) for c in ("error_types", "discard_reasons", "note", "display_order", "step_marks")]
-                + [row.get("active_ms")]
+                + [row.get("active_ms"), row.get("ranks")]
             )
         except (TypeError, ValueError) as exc:
             problems.append(f"cannot be read as a label: {exc}")
             return
         if label.outcome == "prefer" and not label.ranking:
             problems.append("a 'prefer' label names no response in ranking")
+        if label.ranks and _is_int(n) and (why := ranks_problem(label, n)) is not None:
+            problems.append(why)
         if "preferred" in row and row["preferred"] != label.preferred:
             said = label.preferred
             problems.append(f"preferred is {_show(row['preferred'])}, but its ranking and outcome say {said}")
