@@ -26,6 +26,7 @@ RUN_KEYS = {
     "run_id", "mode", "frames", "k", "both_orders", "judged", "scored", "failed_items", "note", "vote",
     "samples_unparsed", "samples_failed", "samples_ties", "position_consistency", "position_consistency_items",
     "first_position_preference", "human_kappa", "conventions", "score_as", "official", "plurality",
+    "acc_plus",  # MM-RLHF's ACC+ read from the mm-rlhf convention, with its group count and Wilson CI
     # the official figures repeated at the top level (``vote`` names the convention)
     "decided", "correct", "unparsed", "overall", "overall_unparsed_wrong", "overall_ci", "overall_unparsed_wrong_ci",
     "per_category", "macro", "macro_categories", "macro_unparsed_wrong", "macro_unparsed_wrong_categories",
@@ -66,6 +67,7 @@ def test_stats_json_keeps_its_documented_keys():
     for row in entry["score_as"]:
         assert set(row) == SCORE_AS
     assert entry["official"] == entry["conventions"]["vlrewardbench"]
+    assert set(entry["acc_plus"]) == {"acc_plus", "groups", "groups_right", "ci", "convention"}
     json.loads(json.dumps(entry))  # JSON-ready as it is
 
 

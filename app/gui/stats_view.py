@@ -27,6 +27,7 @@ from pairscope.widgets.plain_text import plain_label
 from pairscope.widgets.stat_tables import StatSection, empty_state
 
 from ..stats.dashboard import Dashboard, Table, build_dashboard, compute_dashboard
+from ..stats.ranking_tables import rankings_tables
 from ..stats.report import summary_text, write_report
 from ..store import Store
 from .tasks import BackgroundOp, Task, error_message
@@ -180,7 +181,11 @@ class StatsView(QDialog):
             charts.get("Judge runs"),
         )
         self.pages["Categories"].fill([s["categories"]], charts.get("Categories"))
-        self.pages["Annotators"].fill([s["annotators"], s["annotator_pairs"]], charts.get("Annotators"))
+        ranking = {f"rankings_{i}": _section(t) for i, t in enumerate(rankings_tables(report))}
+        self.sections.update(ranking)
+        self.pages["Annotators"].fill(
+            [s["annotators"], s["annotator_pairs"], *ranking.values()], charts.get("Annotators")
+        )
         if isinstance(report.get("team"), list):  # items were assigned: the lead's report (TEAMWORK.md)
             from .assign_dialog import team_table
 

@@ -24,9 +24,10 @@ from .dataset import dataset_report
 from .judge_metrics import frames_curve, pointwise_vs_pairwise, ties_accuracy
 from .length_bias import length_report
 from .prm import prm_report
+from .rankings import has_rankings, rankings_report
 from .scores import ConventionScores, RunScores, load_item_keys, score_run
 from .scores_json import _CONVENTION_ONLY as CONVENTION_ONLY
-from .scores_json import judges_json, judges_of
+from .scores_json import acc_plus, judges_json, judges_of
 
 
 def compute_stats(
@@ -60,6 +61,9 @@ def compute_stats(
         "reference_noise": _reference_noise(store, data, run_id),
         # the lead's report (docs/TEAMWORK.md); None (no key in the JSON) when nothing was assigned
         "team": _team(store) if data.assigned else None,
+        # agreement on rankings and accuracy over induced pairs; None (no key in the JSON) when no
+        # item has a ranking label or a reference ranking (docs/STATISTICS.md, "Rankings")
+        "rankings": rankings_report(data, bootstrap=bootstrap) if has_rankings(data) else None,
     }
 
 
@@ -100,6 +104,8 @@ def report_json(report: Mapping[str, Any], convention: str = "vlrewardbench") ->
     noise = out.pop("reference_noise", None)
     if noise is not None:  # typed (ReferenceNoise), or a dict read back from stats.json
         out["reference_noise"] = noise if isinstance(noise, Mapping) else noise.as_dict()
+    if "rankings" in out and out["rankings"] is None:
+        del out["rankings"]
     team = out.pop("team", None)
     if team is not None:  # typed (AnnotatorRow list), or a dict read back from stats.json
         from .team_report import report_dict
@@ -170,6 +176,12 @@ def judge_lines(run_id: str, s: RunScores, convention: str = "vlrewardbench") ->
             )
         for note in c.notes:
             lines.append(f"  note ({name}): {note}")
+    plus = acc_plus(s)
+    if plus is not None and plus.share is not None:
+        lines.append(
+            f"  ACC+ (mm-rlhf): {_pct(plus.share)} {_ci(plus.ci)} of {plus.groups} ids"
+            f" ({plus.right} with every pair right)"
+        )
     lines += score_as_lines(s)
     for annotator, kappa in s.human_kappa.items():
         lines.append(f"  Cohen's kappa judge ↔ {annotator}: {_num(kappa)}")
@@ -236,6 +248,7 @@ def summary_text(report: Mapping[str, Any], convention: str = "vlrewardbench") -
             f"annotator {name} vs reference: {_pct(w['accuracy'])} of {w['n']} with ties (a tie label is"
             f" wrong), {_pct(wo['accuracy'])} of {wo['n']} without (tie labels left out)"
         )
+    lines += ranking_lines(report.get("rankings"))
     for run_id, scores in judges_of(report).items():
         lines += judge_lines(run_id, scores, convention)
     lines += calibration_lines(report)
@@ -256,6 +269,52 @@ def summary_text(report: Mapping[str, Any], convention: str = "vlrewardbench") -
             f" of {s['first_error_accuracy_n']}"
         )
     return "\n".join(lines)
+
+
+def ranking_lines(rankings: Mapping[str, Any] | None) -> list[str]:
+    """The "Rankings" part of the summary (:func:`.rankings.rankings_report`); nothing when no
+    item has a ranking label or a reference ranking."""
+    if not rankings:
+        return []
+    lines = [
+        f"Rankings: {rankings['items_ranked']} items ranked ({rankings['ranking_labels']} ranking labels by"
+        f" {len(rankings['annotators'])} annotators), {rankings['items_with_reference']} with a reference ranking"
+    ]
+    w, alpha = rankings["kendall_w"], rankings["krippendorff_alpha_ordinal"]
+    if w["mean"] is not None or alpha["alpha"] is not None:
+        lines.append(
+            f"  Kendall's W (tie-corrected) mean {_num(w['mean'])}{_value_ci(w['ci'])} over {w['items']} items"
+            f" ranked by ≥ 2; Krippendorff's alpha (ordinal, on ranks) {_num(alpha['alpha'])}"
+            f"{_value_ci(alpha['ci'])} over {alpha['units']} (item, response) units"
+        )
+    else:
+        lines.append("  agreement on rankings: needs two or more annotators ranking the same items")
+    accuracy = rankings["pairwise_accuracy"]
+    for name, a in accuracy["annotators"].items():
+        if a["pairs"]:
+            lines.append(
+                f"  {name} vs reference ranking: {_pct(a['accuracy'])} {_ci(a['ci'])} of {a['pairs']} induced pairs"
+                f" on {a['items']} items"
+            )
+    for run_id, a in (rankings.get("judges") or {}).items():
+        if a["pairs"]:
+            lines.append(
+                f"  judge run {run_id} ({a['mode']}) vs reference ranking: {_pct(a['accuracy'])} {_ci(a['ci'])}"
+                f" of {a['pairs']} induced pairs on {a['items']} items"
+            )
+    for pair, a in rankings["pairwise_agreement"]["pairs"].items():
+        if a["pairs"]:
+            lines.append(
+                f"  pairwise agreement {pair.replace('|', ' ↔ ')}: {_pct(a['agreement'])} {_ci(a['ci'])}"
+                f" of {a['pairs']} induced pairs on {a['items']} items"
+            )
+    if any(a["pairs"] for a in [accuracy["all"], *(rankings.get("judges") or {}).values()]):
+        lines.append(f"  (pairwise accuracy: {accuracy['rule']}; CIs bootstrap over items)")
+    return lines
+
+
+def _value_ci(interval: Sequence[float] | None) -> str:
+    return "" if not interval else f" [95% CI {interval[0]:.3f}–{interval[1]:.3f}]"
 
 
 def calibration_lines(report: Mapping[str, Any]) -> list[str]:

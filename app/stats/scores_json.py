@@ -6,6 +6,7 @@ report's runs typed through :func:`judges_of`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..judge.votes import Accuracy, wilson_ci
@@ -90,6 +91,40 @@ def convention_json(c: ConventionScores) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class AccPlus:
+    """MM-RLHF-RewardBench's ACC+ of a run: ``share`` of the ``groups`` (dataset ids: an id's
+    pairs share it) whose every pair is right, ``right`` of them, the 95 % Wilson ``ci`` over
+    ids. Read from the ``mm-rlhf`` convention's figures (the one implementation of the rule);
+    ``share`` is ``None`` where it is n/a (no id has two pairs, or the ids are unknown)."""
+
+    share: float | None
+    groups: int
+    right: int | None
+    ci: list[float] | None
+
+
+def acc_plus(s: RunScores) -> AccPlus | None:
+    """The run's :class:`AccPlus`; ``None`` for runs the ``mm-rlhf`` convention did not score."""
+    c = s.conventions.get("mm-rlhf")
+    if c is None:
+        return None
+    share, groups = c.extra.get("acc_plus"), int(c.extra.get("acc_plus_groups") or 0)
+    if share is None or not groups:
+        return AccPlus(None, groups, None, None)
+    right = int(round(share * groups))
+    return AccPlus(share, groups, right, wilson_ci(right, groups))
+
+
+def acc_plus_json(s: RunScores) -> dict[str, Any] | None:
+    """A run's ``acc_plus`` in ``stats --json``: ``acc_plus``, ``groups``, ``groups_right``,
+    ``ci`` and the ``convention`` it is read from (``None``: no vote convention scored the run)."""
+    a = acc_plus(s)
+    if a is None:
+        return None
+    return {"acc_plus": a.share, "groups": a.groups, "groups_right": a.right, "ci": a.ci, "convention": "mm-rlhf"}
+
+
 #: The keys a convention's JSON always holds (tests/test_scoring_json.py pins them).
 CONVENTION_KEYS = tuple(
     "decided correct unparsed overall overall_unparsed_wrong overall_ci overall_unparsed_wrong_ci per_category"
@@ -122,6 +157,7 @@ def to_json(s: RunScores) -> dict[str, Any]:
         "human_kappa": dict(s.human_kappa),
     }
     conventions = {name: convention_json(c) for name, c in s.conventions.items()}
+    out["acc_plus"] = acc_plus_json(s)
     out["conventions"] = conventions
     out["score_as"] = score_as_json(s)
     out["official"] = conventions.get("vlrewardbench")
@@ -266,6 +302,9 @@ def judges_json(judges: Mapping[str, RunScores]) -> dict[str, Any]:
 
 __all__ = [
     "CONVENTION_KEYS",
+    "AccPlus",
+    "acc_plus",
+    "acc_plus_json",
     "accuracy_json",
     "best_of_n_json",
     "convention_json",
