@@ -104,7 +104,9 @@ def test_a_ranking_with_a_tie_gives_one_trl_row_per_ordered_pair(project, tmp_pa
     assert {r["preference_source"] for r in got} == {"annotator"}
     assert [r["id"] for r in manifest["rows"]] == [r["id"] for r in got]  # one entry per line
     assert manifest["counts"]["items"] == 3 and len(got) == 5 + 3 + 1
-    assert manifest["skipped_ids_by_reason"] == {"no full ranking of the 4 responses (only the best named) — the format needs one": ["best-of"]}
+    assert manifest["skipped_ids_by_reason"] == {
+        "no full ranking of the 4 responses (only the best named) — the format needs one": ["best-of"]
+    }
 
 
 def test_trl_plain_rows_are_induced_the_same_way(project, tmp_path):
