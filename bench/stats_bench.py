@@ -7,8 +7,9 @@ compute every statistic (``compute_stats``: agreement, both runs' scores, length
 calibration; bootstrap CIs separately). The floor: a bare sqlite3 read of the current labels
 and verdicts into numpy, the three annotator pairs' Cohen's kappas (scikit-learn) and each
 run's accuracy against the reference. Both are timed inside the process from opening the
-file to the last figure (imports excluded, the same for both); whole-process wall times and
-peak memory are printed too. The first opening after the fixture is written includes the
+file to the last figure (imports excluded, the same for both); whole-process wall times, each
+child's CPU time (``time.process_time``: on a loaded machine the steadier ratio) and peak
+memory are printed too. The first opening after the fixture is written includes the
 quick check; later ones find it cached (``app/store/connection.py``): both are reported.
 
     python bench/stats_bench.py [--items 100000] [--runs 3] [--bootstrap 200]
@@ -96,13 +97,13 @@ def child_subject(db: Path, bootstrap: int) -> None:
     from pairscope.app.project import open_project
     from pairscope.app.stats.report import compute_stats
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with open_project(db, readonly=True) as store:
         opened = time.perf_counter()
         report = compute_stats(store, bootstrap=bootstrap)
     seconds = time.perf_counter() - start
     assert report["items"] > 0 and len(report["judges"]) == 2 and report["agreement"], "measured nothing"
-    report_child(seconds=seconds, open_s=opened - start)
+    report_child(seconds=seconds, open_s=opened - start, cpu_s=time.process_time() - cpu)
 
 
 def child_floor(db: Path) -> None:
@@ -110,7 +111,7 @@ def child_floor(db: Path) -> None:
     import numpy as np
     from sklearn.metrics import cohen_kappa_score
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     items = np.array(conn.execute("SELECT id, coalesce(ref_chosen, -1) FROM items ORDER BY id").fetchall())
     n = int(items[:, 0].max()) + 1
@@ -143,7 +144,7 @@ def child_floor(db: Path) -> None:
         accuracy.append(float(np.mean(v[ok, 1] == ref[v[ok, 0]])))
     conn.close()
     assert len(kappas) == 3 and len(accuracy) == 2
-    report_child(seconds=time.perf_counter() - start)
+    report_child(seconds=time.perf_counter() - start, cpu_s=time.process_time() - cpu)
 
 
 def _child(argv: list[str]) -> list[str]:
@@ -197,6 +198,12 @@ def main() -> None:
     print(
         f"ratio: {s / f:.2f}x floor   target ≤ 1 s: {'met' if s <= 1 else 'NOT met'};"
         f" ≤ 1.5x: {'met' if s / f <= 1.5 else 'NOT met'}"
+    )
+    runs = [round(a["seconds"] / b["seconds"], 2) for a, b in zip(subject, floor)]
+    cs, cf = median(r["cpu_s"] for r in subject), median(r["cpu_s"] for r in floor)
+    print(
+        f"per run (subject / the floor run after it): {runs};"
+        f" CPU time (this process's own, less swayed by the machine's load): {cs:.3f} s vs {cf:.3f} s = {cs / cf:.2f}x"
     )
     print(f"with {args.bootstrap}-resample bootstrap CIs: {boot['seconds']:.3f} s")
     print(f"machine: {load_note()}")

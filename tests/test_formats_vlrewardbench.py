@@ -11,6 +11,7 @@ from PIL import Image
 from helpers import write_jsonl
 from pairscope.app.formats import FormatError
 from pairscope.app.importer import import_file
+from pairscope.app.store import Store
 from pairscope.app.taxonomy import parse_error_tag, vlrewardbench_category
 
 
@@ -156,6 +157,20 @@ def test_tie_in_ranking_is_kept_as_no_reference(store, tmp_path, media_root):
     item = store.get_item(store.item_id("w_1"))
     assert item.reference.ranking is None and item.extra["human_ranking"] == [0, 0]
     assert "tie" in report.problems[0].message
+
+
+def test_tied_human_ranking_is_stored_as_ranks(store, tmp_path, media_root):
+    four = ["a", "b", "c", "d"]
+    rows = [row("w_1", human_ranking=[0, 0]), row("mathverse_2", response=four, human_ranking=[1, 0, 2, 0])]
+    rows.append(row("w_3", human_ranking=[1, 0]))
+    import_file(store, write_jsonl(tmp_path / "vl.jsonl", rows), "vlrewardbench", media_root)
+    with Store.open(store.path, readonly=True) as project:  # read back from the project file
+        pair = project.get_item(project.item_id("w_1")).reference
+        assert pair.ranks == (1, 1) and pair.ranking is None and pair.chosen is None  # no preference, as before
+        bon = project.get_item(project.item_id("mathverse_2")).reference
+        assert bon.ranks == (2, 1, 3, 1) and bon.ranking is None  # responses 1 and 3 tie best, then 0, then 2
+        untied = project.get_item(project.item_id("w_3")).reference
+        assert untied.ranks == () and untied.ranking == (1, 0)  # its ranking says all
 
 
 def _write_parquet(path, rows):

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from pairscope.app.records import LabelDraft
+from pairscope.app.records import LabelDraft, Outcome
 
 from .plain_text import plain_label
 
@@ -85,7 +85,7 @@ def ranked_draft(base: LabelDraft, groups: Groups) -> LabelDraft:
         return replace(
             base, rank_groups=groups, outcome="prefer", preferred_position=top[0], strength=strength, discard_reasons=()
         )
-    outcome = "tie" if top else None
+    outcome: Outcome | None = "tie" if top else None
     return replace(
         base, rank_groups=groups, outcome=outcome, preferred_position=None, strength=None, discard_reasons=()
     )
@@ -95,7 +95,7 @@ def places(groups: Groups, n: int) -> list[tuple[int, str, bool]]:
     """``(place, "R1 = R4", not ranked yet)`` per line of the list: tied responses share a
     place, the next place skips theirs; two or more responses not ranked yet share the last."""
     out: list[tuple[int, str, bool]] = []
-    place, ranked = 1, set()
+    place, ranked = 1, set[int]()
     for group in settled(groups, n):
         out.append((place, " = ".join(f"R{p}" for p in sorted(group)), False))
         place += len(group)

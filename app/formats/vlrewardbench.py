@@ -2,7 +2,13 @@
 
 A row holds ``id, query, response[N], human_ranking, image_path`` and optionally
 ``models, judge, rationale, query_source, meta, human_error_analysis, ground_truth``.
-``human_ranking`` gives each response's rank (``[0, 1]``: response 0 is preferred).
+``human_ranking`` gives each response's rank, **0 = best** (``[0, 1]``: response 0 is
+preferred) — a rank per response, unlike the generic format's ``ranking`` (response indices
+best first). Without ties the reference ranking is their order. With ties no reference
+preference is recorded (``ranking``/``chosen`` stay empty, as before: VL-RewardBench's ``cal.py``
+scores a judge against the one preferred response, and a tie has none) and ``human_ranking``
+is kept in the item's fields; the ranking with its ties is stored as ``Reference.ranks``
+(``items.ref_ranks``: dense ranks from 1, ``[0, 0, 1]`` → ``(1, 1, 2)``).
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ..rankings import dense_ranks
 from ..records import Item, MediaRef, Reference, Response
 from ..taxonomy import parse_error_tags, strip_image_token, vlrewardbench_category
 from .base import (
@@ -76,7 +83,7 @@ def build_item(
     texts = expect_str_list(reader.get(row, "responses"), "response", min_len=2)
     ranking = ranks_to_order(reader.get(row, "ranking"), len(texts))
     if ranking is None:
-        ctx.warn(line, "human_ranking has a tie: no reference preference recorded", ext_id)
+        ctx.warn(line, "human_ranking has a tie: no reference preference recorded (the ranks are kept)", ext_id)
     models = reader.get(row, "models")
     if not (isinstance(models, list) and len(models) == len(texts)):
         models = [None] * len(texts)
@@ -90,16 +97,18 @@ def build_item(
     source = optional_str(reader.get(row, "query_source"), "query_source")
     if category == "general" and source and not ext_id.lower().startswith("wildvision"):
         subset = source
+    human = reader.get(row, "ranking")
     reference = Reference(
         ranking=ranking,
         error_tags=parse_error_tags(reader.get(row, "error_tags")),
         ground_truth=optional_str(reader.get(row, "ground_truth"), "ground_truth"),
+        ranks=() if ranking is not None else dense_ranks([r - min(human) + 1 for r in human]),
     )
     extra = reader.extra(row)
     if source is not None:
         extra["query_source"] = source
     if ranking is None:
-        extra["human_ranking"] = reader.get(row, "ranking")
+        extra["human_ranking"] = human
     return Item(
         ext_id=ext_id,
         prompt=strip_image_token(query),

@@ -18,10 +18,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-from ..judge.votes import ERROR, decide_counts, present_counts, vote_counts
+from ..judge.votes import ERROR, decide_counts
 from ..records import CONVENTION_ALIASES, SCORING_CONVENTIONS
 from .data import TIE
 
@@ -51,6 +52,61 @@ class ScoringInput:
     signal: np.ndarray
     first_shown: np.ndarray | None = None
     groups: np.ndarray | None = None
+    #: ``groups`` numbered (:func:`group_codes`), when the caller has them already (every run
+    #: of a project shares them); None: numbered from ``groups`` where a convention needs them.
+    group_codes: np.ndarray | None = None
+    #: What several conventions read, computed once per input (:meth:`first`, :meth:`counts_at`).
+    _memo: dict[object, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def first(self) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`first_present` of ``votes``, computed once (four conventions read it)."""
+        if "first" not in self._memo:
+            self._memo["first"] = first_present(self.votes)
+        cell, column = self._memo["first"]
+        return cell.copy(), column
+
+    def counts_at(self, column: int) -> tuple[np.ndarray, np.ndarray]:
+        """Votes per response (items × responses) and samples present per item over the cells
+        ``0 … column``: ``vote_counts(votes, cumulative=True)[:, column]`` and
+        ``present_counts(votes, cumulative=True)[:, column]``, without the cumulative table."""
+        key = ("counts", column)
+        if key not in self._memo:
+            v = np.asarray(self.votes, dtype=float)
+            if "top" not in self._memo:  # responses counted: as vote_counts, over the whole table
+                top = np.fmax.reduce(v, axis=None) if v.size else np.nan
+                self._memo["top"] = 0 if np.isnan(top) or top < 0 else int(top) + 1
+            n = int(self._memo["top"])
+            head = v[:, : column + 1]
+            counts = (
+                np.stack([(head == r).sum(axis=1, dtype=np.int32) for r in range(n)], axis=1)
+                if n
+                else np.zeros((len(v), 0), dtype=np.int32)
+            )
+            present = (~np.isnan(head) & (head != ERROR)).sum(axis=1, dtype=np.int32)
+            self._memo[key] = (counts, present)
+        counted: tuple[np.ndarray, np.ndarray] = self._memo[key]
+        return counted
+
+    def codes(self) -> np.ndarray | None:
+        """``group_codes``, else ``groups`` numbered once; None without groups."""
+        if self.group_codes is not None:
+            return self.group_codes
+        if self.groups is None:
+            return None
+        if "codes" not in self._memo:
+            self._memo["codes"] = group_codes(self.groups)
+        codes: np.ndarray = self._memo["codes"]
+        return codes
+
+
+def group_codes(groups: np.ndarray) -> np.ndarray:
+    """Each item's group as a number (0, 1, … in order of first appearance; equal ids, equal
+    numbers), so that per-group counts are ``bincount``s."""
+    codes: dict[object, int] = {}
+    values = np.asarray(groups, dtype=object).tolist()
+    if len(set(values)) == len(values):  # every id once (one pair each): its position
+        return np.arange(len(values), dtype=np.int64)
+    return np.fromiter((codes.setdefault(g, len(codes)) for g in values), dtype=np.int64, count=len(values))
 
 
 @dataclass(frozen=True)
@@ -96,13 +152,16 @@ def _majority(inp: ScoringInput, convention: str) -> Decision:
     width = inp.votes.shape[1]
     if not width:
         return Decision(np.full(len(inp.votes), np.nan), inp.base & inp.names_response)
-    cumulative = vote_counts(inp.votes, cumulative=True)
-    present = present_counts(inp.votes, cumulative=True)
-    verdict = decide_counts(cumulative[:, -1], convention, present[:, -1])
+    counts, present = inp.counts_at(width - 1)
+    verdict = decide_counts(counts, convention, present)
     curve = {}
     for k in (k for k in K_CURVE if k <= inp.k):
         columns = min(k * inp.step, width)
-        curve[k] = decide_counts(cumulative[:, columns - 1], convention, present[:, columns - 1])
+        if columns == width:  # every sample: the verdict itself
+            curve[k] = verdict.copy()
+            continue
+        counts, present = inp.counts_at(columns - 1)
+        curve[k] = decide_counts(counts, convention, present)
     return Decision(verdict, inp.base & inp.names_response, k_curve=curve)
 
 
@@ -139,7 +198,7 @@ def _plurality(inp: ScoringInput) -> Decision:
 def _vlmevalkit(inp: ScoringInput) -> Decision:
     """VLMEvalKit's VLRewardBench: one generation per item (the first present sample); an
     answer naming no response scores 0 (undecided counted wrong)."""
-    cell, _ = first_present(inp.votes)
+    cell, _ = inp.first()
     return Decision(
         _response_or_nan(cell),
         inp.base & inp.names_response,
@@ -154,7 +213,7 @@ def _lmms_eval(inp: ScoringInput) -> Decision:
     """lmms-eval's vl_rewardbench: one generation per item; an unmatched answer is re-parsed by
     an LLM, else random.choice([1, 2]) — here its expected credit 0.5; the score is the macro
     average over categories."""
-    cell, _ = first_present(inp.votes)
+    cell, _ = inp.first()
     verdict = _response_or_nan(cell)
     scored = inp.base & inp.names_response
     unparsed = scored & np.isnan(verdict)
@@ -182,20 +241,21 @@ def _mmrb(inp: ScoringInput) -> Decision:
     """Multimodal RewardBench's 2_get_accuracy.py: ``[[A]]``/``[[B]]``, else a coin flip
     (``random.seed(123)``, ``'A' if random.random() < 0.5``), one draw per unmatched answer in
     file order; A is the response shown first. Every item is decided."""
-    cell, column = first_present(inp.votes)
+    cell, column = inp.first()
     verdict = _response_or_nan(cell)
     scored = inp.base & inp.names_response
     rng = random.Random(MMRB_SEED)  # 2_get_accuracy.py: random.seed(123), one draw per unmatched answer
-    for i in np.flatnonzero(scored & np.isnan(verdict)):
-        pick_a = rng.random() < 0.5
-        first = np.nan
-        if inp.first_shown is not None and column[i] >= 0 and column[i] < inp.first_shown.shape[1]:
-            first = inp.first_shown[i, column[i]]
-        first = 0.0 if np.isnan(first) else float(first)
-        if inp.n_responses[i] == 2:
-            verdict[i] = first if pick_a else 1.0 - first
-        else:
-            verdict[i] = first if pick_a else -9.0  # "B" names no single response of a 3+ item: wrong
+    coin = np.flatnonzero(scored & np.isnan(verdict))  # in item order, as the file's lines
+    pick_a = np.array([rng.random() < 0.5 for _ in range(len(coin))], dtype=bool)
+    first = np.full(len(coin), np.nan)
+    if inp.first_shown is not None:
+        col = column[coin]
+        shown = (col >= 0) & (col < inp.first_shown.shape[1])
+        first[shown] = inp.first_shown[coin[shown], col[shown]]
+    first = np.where(np.isnan(first), 0.0, first)
+    # "B" names no single response of a 3+ item: wrong (-9)
+    other = np.where(inp.n_responses[coin] == 2, 1.0 - first, -9.0)
+    verdict[coin] = np.where(pick_a, first, other)
     return Decision(
         verdict,
         scored,
@@ -207,23 +267,24 @@ def _mm_rlhf(inp: ScoringInput) -> Decision:
     """MM-RLHF-RewardBench: Accuracy over pairs (one judgement each, undecided wrong) and ACC+
     over ids (an id counts when every one of its pairs is right); ACC+ is n/a when no id has
     two pairs or the ids are unknown."""
-    cell, _ = first_present(inp.votes)
+    cell, _ = inp.first()
     verdict = _response_or_nan(cell)
     scored = inp.base & inp.names_response
     extra: dict[str, float | None] = {"acc_plus": None, "acc_plus_groups": None}
     notes = ["one judgement per pair (the first present sample); undecided counts wrong"]
-    if inp.groups is None:
+    codes = inp.codes()
+    if codes is None:
         notes.append("ACC+ n/a: the items' dataset ids are not known")
     else:
-        ids = inp.groups[scored]
+        group = codes[scored]  # each id's number (every run of a project shares them)
         right = (verdict == inp.target)[scored]
-        codes: dict[object, int] = {}  # each id's group number, in numpy from here (no list per id)
-        group = np.fromiter((codes.setdefault(g, len(codes)) for g in ids.tolist()), dtype=np.int64, count=len(ids))
-        pairs = np.bincount(group, minlength=len(codes))
-        wrong = np.bincount(group, weights=~right, minlength=len(codes))
+        size = int(codes.max()) + 1 if len(codes) else 0
+        pairs = np.bincount(group, minlength=size)
+        wrong = np.bincount(group, weights=~right, minlength=size)
+        ids = int(np.count_nonzero(pairs))  # the ids with a scored pair
         if np.any(pairs > 1):
-            extra["acc_plus"] = float(np.sum(wrong == 0)) / len(codes)
-            extra["acc_plus_groups"] = float(len(codes))
+            extra["acc_plus"] = float(np.sum((wrong == 0) & (pairs > 0))) / ids
+            extra["acc_plus_groups"] = float(ids)
         else:
             notes.append("ACC+ n/a: no id has two or more pairs")
     return Decision(verdict, scored, extra=extra, notes=tuple(notes))
@@ -417,6 +478,7 @@ __all__ = [
     "Decision",
     "ScoringInput",
     "first_present",
+    "group_codes",
     "resolve",
     "tie_calibrated_accuracy",
 ]

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..store import RunRecord, Store
 from ..store.assignments import any_assigned
-from ..store.stats_queries import LABEL_CODE_BOTH_BAD, LABEL_CODE_TIE, RunVerdictRows
+from ..store.stats_queries import LABEL_CODE_BOTH_BAD, LABEL_CODE_TIE, RunVerdictRows, StatsRows
 
 TIE = float(LABEL_CODE_TIE)
 BOTH_BAD = float(LABEL_CODE_BOTH_BAD)
@@ -36,6 +36,19 @@ class RunData:
     confidence: np.ndarray | None = None  # each sample's confidence (NaN: none); None: no sample has one
     #: ``(item id, sample, scores JSON)`` of every parsed sample with scores, in sample order (step runs).
     score_rows: list[tuple[int, int, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RankRows:
+    """Rankings with ties (``app.rankings``: one dense rank per response, 1 = best), one row
+    each: ``rows[j]`` is the item's row in the per-item arrays, ``ranks[j]`` its ranks padded
+    with NaN past the item's responses (``ranks.shape[1]``: the most responses ranked)."""
+
+    rows: np.ndarray
+    ranks: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 @dataclass
@@ -61,6 +74,10 @@ class StatsData:
     step_marks: dict[str, dict[tuple[int, int, int], bool]] = field(default_factory=dict)
     #: Whether items were assigned (``pairscope assign``): the report then has its team section.
     assigned: bool = False
+    #: annotator → the current labels that rank their responses (only annotators who ranked).
+    label_ranks: dict[str, RankRows] = field(default_factory=dict)
+    #: The dataset's reference rankings (``items.ref_ranks``); ``None`` when no item has one.
+    reference_ranks: RankRows | None = None
 
 
 def _ints(column: str | None) -> np.ndarray:
@@ -122,10 +139,14 @@ def load_stats_data(store: Store) -> StatsData:
 
     tags: list[tuple[str, ...]] = [()] * n
     if rows.error_tags:  # rows in (item, idx) order: one tuple per run of an item's rows
-        tag_rows = np.searchsorted(item_ids, np.fromiter((t[0] for t in rows.error_tags), np.int64))
-        kinds = [kind for _, kind in rows.error_tags]
+        tag_items, kinds = zip(*rows.error_tags)
+        tag_rows = np.searchsorted(item_ids, np.array(tag_items, dtype=np.int64))
         starts = np.flatnonzero(np.diff(tag_rows, prepend=-1))
-        for start, end in zip(starts.tolist(), [*starts[1:].tolist(), len(kinds)]):
+        ends = np.append(starts[1:], len(kinds))
+        one = ends - starts == 1  # most items have one tag: their 1-tuples made in one pass
+        singles = zip(np.array(kinds, dtype=object)[starts[one]].tolist())
+        list(map(tags.__setitem__, tag_rows[starts[one]].tolist(), singles))
+        for start, end in zip(starts[~one].tolist(), ends[~one].tolist()):
             tags[int(tag_rows[start])] = tuple(kinds[start:end])
 
     names = rows.annotators
@@ -164,7 +185,52 @@ def load_stats_data(store: Store) -> StatsData:
         _reference_steps(rows.reference_steps),
         _step_marks(rows.step_marks, names),
         any_assigned(store),
+        _label_ranks(rows, item_ids, n_responses, names),
+        _reference_ranks(rows, item_ids, n_responses),
     )
+
+
+def _rank_rows(
+    item_ids: np.ndarray, n_responses: np.ndarray, ids: str | None, lengths: str | None, values: str | None
+) -> tuple[RankRows, np.ndarray] | None:
+    """Comma-joined rankings (item ids, ranks per ranking, every ranking's ranks in turn) as
+    :class:`RankRows`, in numpy, with the mask of the input rows kept: their item is known and
+    has three or more responses (a ranking of two is the preference the pairwise figures
+    count); ``None`` when there are none."""
+    of_item, count, flat = _ints(ids), _ints(lengths), _ints(values)
+    if not len(of_item) or len(count) != len(of_item) or int(count.sum()) != len(flat):
+        return None  # none, or ranks the store would not write (it checks them)
+    rows = np.searchsorted(item_ids, of_item)
+    known = (rows < len(item_ids)) & (item_ids[np.minimum(rows, max(len(item_ids) - 1, 0))] == of_item)
+    known &= n_responses[np.minimum(rows, max(len(item_ids) - 1, 0))] > 2
+    ranks = np.full((len(rows), int(count.max())), np.nan)
+    at = np.arange(len(flat)) - np.repeat(np.cumsum(count) - count, count)  # position within its ranking
+    ranks[np.repeat(np.arange(len(rows)), count), at] = flat
+    return RankRows(rows[known], ranks[known]), known
+
+
+def _reference_ranks(rows: StatsRows, item_ids: np.ndarray, n_responses: np.ndarray) -> RankRows | None:
+    table = _rank_rows(
+        item_ids, n_responses, rows.ref_rank_item_ids_csv, rows.ref_rank_lengths_csv, rows.ref_rank_values_csv
+    )
+    return table[0] if table is not None and len(table[0]) else None
+
+
+def _label_ranks(
+    rows: StatsRows, item_ids: np.ndarray, n_responses: np.ndarray, names: dict[int, str]
+) -> dict[str, RankRows]:
+    """annotator → the rankings of their current labels (:class:`RankRows`, items in order)."""
+    table = _rank_rows(item_ids, n_responses, rows.rank_item_ids_csv, rows.rank_lengths_csv, rows.rank_values_csv)
+    if table is None:
+        return {}
+    every, known = table
+    annotators = _ints(rows.rank_annotator_ids_csv)[known]
+    out = {}
+    for annotator_id in np.unique(annotators).tolist():
+        mine = np.flatnonzero(annotators == annotator_id)
+        mine = mine[np.argsort(every.rows[mine], kind="stable")]
+        out[names[annotator_id]] = RankRows(every.rows[mine], every.ranks[mine])
+    return dict(sorted(out.items()))
 
 
 def _reference_steps(rows: list[tuple[int, int, int, int | None]]) -> dict[tuple[int, int], tuple[bool | None, ...]]:
@@ -195,25 +261,29 @@ def _error_kind_order(store: Store) -> tuple[str, ...]:
 def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:
     run, columns = rows.run, rows.columns
     n = len(item_ids)
-    if columns[0]:
-        table = np.stack([*(_ints(c) for c in columns[:5]), _first_numbers(columns[5] or "")], axis=1)
+    if columns[0]:  # RunVerdictRows packs sample, choice, parsed and judged into one number
+        item, packed, shown = _ints(columns[0]), _ints(columns[1]), _first_numbers(columns[2] or "")
     else:
-        table = np.zeros((0, 6), dtype=np.int64)
-    samples = int(table[:, 1].max()) + 1 if len(table) else 1
-    rows_of = np.searchsorted(item_ids, table[:, 0])
-    known = (rows_of < n) & (item_ids[np.minimum(rows_of, n - 1)] == table[:, 0]) if n else np.zeros(0, bool)
-    table, rows_of = table[known], rows_of[known]
-    cols = table[:, 1]
-    choices = np.full((n, samples), np.nan)
-    first = np.full((n, samples), np.nan)
-    parsed = np.zeros((n, samples), dtype=bool)
-    judged = np.zeros((n, samples), dtype=bool)
-    ok = table[:, 3].astype(bool)
-    judged[rows_of, cols] = table[:, 4].astype(bool)
-    parsed[rows_of, cols] = ok
-    picked = ok & (table[:, 2] >= 0)
-    choices[rows_of[picked], cols[picked]] = table[picked, 2]
-    first[rows_of, cols] = table[:, 5]
+        item, packed, shown = (np.zeros(0, dtype=np.int64) for _ in range(3))
+    stored = packed >> 32  # each sample's index
+    samples = int(stored.max()) + 1 if len(stored) else 1
+    rows_of = np.searchsorted(item_ids, item)
+    known = (rows_of < n) & (item_ids[np.minimum(rows_of, n - 1)] == item) if n else np.zeros(0, bool)
+    if not known.all():
+        rows_of, packed, shown, stored = rows_of[known], packed[known], shown[known], stored[known]
+    cell = rows_of * samples + np.where(stored < 0, stored + samples, stored)  # each sample's place, flat
+    choice = ((packed >> 2) & (2**30 - 1)) - 1
+    ok = (packed & 2) != 0
+    flat_choices, flat_first = np.full(n * samples, np.nan), np.full(n * samples, np.nan)
+    flat_parsed, flat_judged = np.zeros(n * samples, dtype=bool), np.zeros(n * samples, dtype=bool)
+    flat_judged[cell] = (packed & 1) != 0
+    flat_parsed[cell] = ok
+    picked = ok & (choice >= 0)
+    flat_choices[cell[picked]] = choice[picked]
+    flat_first[cell] = shown
+    choices, first, parsed, judged = (
+        a.reshape(n, samples) for a in (flat_choices, flat_first, flat_parsed, flat_judged)
+    )
     scores = None
     if rows.scores:  # the first score of each parsed sample (pointwise; step runs: step 1)
         scores = np.full((n, samples), np.nan)
@@ -225,8 +295,8 @@ def _run_data(rows: RunVerdictRows, item_ids: np.ndarray) -> RunData:
     confidence = None
     if rows.confidences:
         confidence = np.full((n, samples), np.nan)
-        for item_id, sample, value in rows.confidences:
-            i = int(np.searchsorted(item_ids, item_id))
-            if i < n and item_ids[i] == item_id and sample < samples:
-                confidence[i, sample] = value
+        c_items, c_samples, values = np.array(rows.confidences, dtype=float).reshape(-1, 3).T
+        at = np.minimum(np.searchsorted(item_ids, c_items), max(n - 1, 0))
+        here = (item_ids[at] == c_items) & (c_samples < samples) if n else np.zeros(len(at), bool)
+        confidence[at[here], c_samples[here].astype(np.int64)] = values[here]
     return RunData(run, choices, first, parsed, judged, scores, confidence, rows.scores)

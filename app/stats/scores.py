@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..judge.modes import Samples, get_mode
-from ..judge.votes import ERROR, UNPARSED, Accuracy, decide, present_counts
+from ..judge.votes import ERROR, UNPARSED, Accuracy, decide, decide_counts, present_counts
 from ..judge.votes import TIE as TIE_VOTE
 from ..labeling.schema import error_kind_order, kind_order_key
-from .conventions import REGISTRY, ScoringInput, resolve
+from .conventions import REGISTRY, ScoringInput, group_codes, resolve
 from .data import BOTH_BAD, TIE, RunData, StatsData
 
 if TYPE_CHECKING:
@@ -170,10 +170,19 @@ class RunScores:
 @dataclass(frozen=True)
 class ItemKeys:
     """Per item (aligned with ``StatsData.item_ids``): the dataset id (an id's pairs share it)
-    and cal.py's dataset (``image_path.split("/")[1]``; None without such a path)."""
+    and cal.py's dataset (``image_path.split("/")[1]``; None without such a path). What every
+    run of a project scores by (the ids numbered, the slices) is computed once per keys."""
 
     groups: np.ndarray
     datasets: np.ndarray
+    _memo: dict[object, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    @property
+    def group_codes(self) -> np.ndarray:
+        """:attr:`groups` numbered (:func:`.conventions.group_codes`), once."""
+        if "codes" not in self._memo:
+            self._memo["codes"] = group_codes(self.groups)
+        return self._memo["codes"]
 
 
 def cal_dataset(image_path: str | None) -> str | None:
@@ -185,16 +194,31 @@ def cal_dataset(image_path: str | None) -> str | None:
 
 
 def load_item_keys(store: Store, data: StatsData) -> ItemKeys:
-    """The item keys of :class:`ItemKeys`, read from the store."""
-    rows = store.item_keys()
-    keys: list[tuple[int, str | None, str | None]] = list(rows)
-    if not (len(rows) == len(data.item_ids) and np.array_equal([r[0] for r in rows], data.item_ids)):
-        by_id = {int(item_id): (group, ref) for item_id, group, ref in rows}  # else: same items, same order
-        keys = [(int(i), *by_id.get(int(i), (None, None))) for i in data.item_ids]
-    groups = np.array([group for _, group, _ in keys], dtype=object)
-    of_ref = {ref: cal_dataset(ref) for ref in {ref for _, _, ref in keys}}  # once per distinct path
-    datasets = np.array([of_ref[ref] for _, _, ref in keys], dtype=object)
+    """The item keys of :class:`ItemKeys`, read from the store (one columnar read per table,
+    :meth:`Store.item_key_columns`); an item the store no longer has gets None for both."""
+    ids_csv, group_list, media_csv, refs = store.item_key_columns()
+    ids, groups = _csv_ints(ids_csv), np.array(group_list, dtype=object)
+    if not np.array_equal(ids, data.item_ids):  # else: the same items in the same order
+        groups = _placed(data.item_ids, ids, groups)
+    of_ref = {ref: cal_dataset(ref) for ref in set(refs)}  # once per distinct path
+    datasets = _placed(data.item_ids, _csv_ints(media_csv), np.array([of_ref[r] for r in refs], dtype=object))
     return ItemKeys(groups, datasets)
+
+
+def _csv_ints(column: str | None) -> np.ndarray:
+    return np.fromstring(column, sep=",", dtype=np.int64) if column else np.zeros(0, dtype=np.int64)
+
+
+def _placed(item_ids: np.ndarray, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` (one per id of ``ids``) at their items' rows of ``item_ids``; None elsewhere."""
+    out = np.full(len(item_ids), None, dtype=object)
+    if not len(ids) or not len(item_ids):
+        return out
+    order = np.argsort(ids, kind="stable")
+    at = np.minimum(np.searchsorted(ids[order], item_ids), len(ids) - 1)
+    found = ids[order][at] == item_ids
+    out[found] = values[order[at[found]]]
+    return out
 
 
 # -- the one function ----------------------------------------------------------------------------
@@ -272,6 +296,7 @@ def score_run(
         signal=response_signal(data, run, votes),
         first_shown=run.first_shown if run.first_shown.shape == votes.shape else None,
         groups=None if keys is None else keys.groups,
+        group_codes=None if keys is None else keys.group_codes,
     )
     names = list(REGISTRY) if conventions is None else [resolve(c) for c in conventions]
     slices = _slices(data, categories, keys)
@@ -328,32 +353,83 @@ def response_signal(data: StatsData, run: RunData, votes: np.ndarray) -> np.ndar
     return out
 
 
-#: The slices every convention is broken down by: slice name → (value → item mask).
-Slices = dict[str, dict[str, np.ndarray]]
+@dataclass(frozen=True)
+class Slice:
+    """One way the items are broken down: ``names`` (sorted), ``codes`` each item's group
+    (-1: in none) and ``members`` which names each group is in (groups × names; None: group j
+    is name j). Error tags (several per item) group items by their tuple of tags."""
+
+    names: list[str]
+    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp))
+    members: np.ndarray | None = None
+
+    def accuracies(
+        self, verdict: np.ndarray, target: np.ndarray, scored: np.ndarray, credit: np.ndarray | None
+    ) -> dict[str, Accuracy]:
+        """:meth:`Accuracy.count` over each name's items, counted for all names at once."""
+        if not self.names:
+            return {}
+        decided = scored & ~np.isnan(verdict)
+        right = decided & (verdict == target)
+        inside = self.codes >= 0
+        groups = len(self.names) if self.members is None else len(self.members)
+        # one bincount: per group, items at level 0 (not scored) … 3 (right; right ⊆ decided ⊆ scored)
+        level = scored.astype(np.intp) + decided + right
+        table = np.bincount((self.codes + 1) * 4 + level, minlength=(groups + 1) * 4).reshape(groups + 1, 4)[1:]
+        tallies = [table[:, 1:].sum(axis=1), table[:, 2:].sum(axis=1), table[:, 3]]
+        if self.members is not None:
+            tallies = [t @ self.members.astype(np.int64) for t in tallies]
+        out = {}
+        for j, name in enumerate(self.names):
+            correct: float = int(tallies[2][j])
+            if credit is not None:  # the same items' credit, summed as Accuracy.count sums it
+                mine = self.codes == j if self.members is None else inside & self.members[:, j][self.codes]
+                correct = float(np.asarray(credit, dtype=float)[decided & mine].sum())
+            out[name] = Accuracy(int(tallies[0][j]), int(tallies[1][j]), correct)
+        return out
+
+
+#: The slices every convention is broken down by: category, source, query_source, error_type.
+Slices = dict[str, Slice]
 
 
 def _slices(data: StatsData, categories: Sequence[str], keys: ItemKeys | None) -> Slices:
-    """Item masks per category, cal.py dataset, query_source and error tag, built once per run."""
+    """The items per category, cal.py dataset, query_source and error tag; built once per
+    data, categories and keys (every run of a project shares them)."""
+    memo_key = ("slices", id(data), tuple(categories))
+    if keys is not None:
+        cached = keys._memo.get(memo_key)
+        if cached is not None and cached[0] is data:
+            return cached[1]
     queries = None
     if data.sources is not None and len(data.sources):
         queries = np.array([None if s is None else str(s) for s in data.sources], dtype=object)
-    kinds, tags = _tag_matrix(data)
-    return {
-        "category": _masks(data.categories, categories),
-        "source": _masks(keys.datasets) if keys is not None else {},
-        "query_source": _masks(queries) if queries is not None else {},
-        "error_type": {k: tags[:, j] for j, k in enumerate(kinds)},
+    kinds, tag_codes, members = _tag_groups(data)
+    slices = {
+        "category": _coded(data.categories, categories),
+        "source": _coded(keys.datasets) if keys is not None else Slice([]),
+        "query_source": _coded(queries) if queries is not None else Slice([]),
+        "error_type": Slice(kinds, tag_codes, members),
     }
+    if keys is not None:
+        keys._memo[memo_key] = (data, slices)  # data held, so its id names it while cached
+    return slices
 
 
-def _masks(values: np.ndarray | None, extra: Sequence[str] = ()) -> dict[str, np.ndarray]:
-    """One mask per distinct value (sorted; items whose value is None in none), one pass each."""
+def _coded(values: np.ndarray | None, extra: Sequence[str] = ()) -> Slice:
+    """Each distinct value (as ``str``, sorted; ``extra`` added) and each item's index among
+    them (-1: None)."""
     if values is None:
-        return {}
-    v = np.asarray(values, dtype=object)
-    as_str = np.array([str(x) if x is not None else "\0" for x in v.tolist()], dtype=object)
-    distinct = sorted((set(as_str.tolist()) - {"\0"}) | set(extra))
-    return {name: as_str == name for name in distinct}
+        return Slice([])
+    v = np.asarray(values, dtype=object).tolist()
+    distinct = set(v) - {None}
+    if not all(type(x) is str for x in distinct):
+        v = [str(x) if x is not None else None for x in v]
+        distinct = set(v) - {None}
+    names = sorted((distinct - {"\0"}) | set(extra))
+    index: dict[object, int] = {name: j for j, name in enumerate(names)}
+    index[None] = index["\0"] = -1
+    return Slice(names, np.fromiter(map(index.__getitem__, v), dtype=np.intp, count=len(v)))
 
 
 def _convention(data: StatsData, inp: ScoringInput, name: str, slices: Slices) -> ConventionScores:
@@ -363,25 +439,23 @@ def _convention(data: StatsData, inp: ScoringInput, name: str, slices: Slices) -
     scored = d.scored
     target = inp.target
 
-    def acc(mask: np.ndarray) -> Accuracy:
-        return Accuracy.count(d.verdict, target, scored & mask, credit)
+    def by(kind: str) -> dict[str, Accuracy]:
+        return slices[kind].accuracies(d.verdict, target, scored, credit)
 
     ties = None
     if c.uses_ties:
         tie_mask = scored | (np.isin(target, [TIE]) & inp.base)
-        ties = ties_accuracy(
-            decide_with_ties(inp.votes, "official" if name == "vlrewardbench" else name), target, tie_mask
-        )
+        ties = ties_accuracy(_tie_decisions(inp, "official" if name == "vlrewardbench" else name), target, tie_mask)
     k_curve = {k: Accuracy.count(v, target, scored) for k, v in d.k_curve.items()}
     return ConventionScores(
         name=name,
         headline_rule=c.headline,
-        overall=acc(np.ones(len(target), dtype=bool)),
-        per_category={k: acc(m) for k, m in slices["category"].items()},
-        per_source={k: acc(m) for k, m in slices["source"].items()},
-        per_query_source={k: acc(m) for k, m in slices["query_source"].items()},
-        per_error_type={k: acc(m) for k, m in slices["error_type"].items()},
-        best_of_n=_best_of_n(data, d.verdict, target, scored),
+        overall=Accuracy.count(d.verdict, target, scored, credit),
+        per_category=by("category"),
+        per_source=by("source"),
+        per_query_source=by("query_source"),
+        per_error_type=by("error_type"),
+        best_of_n=_best_of_n(data, d.verdict, target, scored, credit),
         ties=ties,
         k_curve=k_curve,
         extra=dict(d.extra),
@@ -390,7 +464,22 @@ def _convention(data: StatsData, inp: ScoringInput, name: str, slices: Slices) -
     )
 
 
-def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:
+def _tie_decisions(inp: ScoringInput, convention: str) -> np.ndarray:
+    """:func:`decide_with_ties` of ``inp.votes``, from the vote counts the convention counted
+    already: a judged tie is one more candidate, after the responses."""
+    width = inp.votes.shape[1]
+    if not width:
+        return decide_with_ties(inp.votes, convention)
+    counts, present = inp.counts_at(width - 1)
+    slot = counts.shape[1]
+    ties = (np.asarray(inp.votes) == TIE_VOTE).sum(axis=1, dtype=np.int32)
+    out = decide_counts(np.concatenate([counts, ties[:, None]], axis=1), convention, present)
+    return np.where(out == slot, TIE, out)
+
+
+def _tag_groups(data: StatsData) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The error types present (in the schema's order), each item's tuple of tags as a number,
+    and which types each tuple holds (tuples × types)."""
     distinct = list(set(data.error_kinds))
     present = sorted({k for tags in distinct for k in tags}, key=kind_order_key(error_kind_order(data)))
     per_tuple = np.zeros((len(distinct), len(present)), dtype=bool)
@@ -398,14 +487,18 @@ def _tag_matrix(data: StatsData) -> tuple[list[str], np.ndarray]:
         per_tuple[j] = [k in tags for k in present]
     code = {tags: j for j, tags in enumerate(distinct)}
     codes = np.fromiter(map(code.__getitem__, data.error_kinds), dtype=np.intp, count=len(data.error_kinds))
-    return present, per_tuple[codes] if len(codes) else np.zeros((0, len(present)), dtype=bool)
+    return present, codes, per_tuple
 
 
-def _best_of_n(data: StatsData, verdict: np.ndarray, target: np.ndarray, scored: np.ndarray) -> BestOfN:
+def _best_of_n(
+    data: StatsData, verdict: np.ndarray, target: np.ndarray, scored: np.ndarray, credit: np.ndarray | None = None
+) -> BestOfN:
+    """Best-of-N over scored 3+-response items; a convention's partial ``credit`` counts as its
+    overall does (RewardBench 2: 1/#ties at the top)."""
     rows = scored & (data.n_responses >= 3)
-    hit = rows & (verdict == target)
     n = int(rows.sum())
-    accuracy = Accuracy(n, n, int(hit.sum()))
+    accuracy = Accuracy.count(verdict, target, rows, credit)
+    accuracy = Accuracy(n, n, accuracy.correct)  # no pick counts wrong
     if not n:
         return BestOfN(accuracy, None, None)
     return BestOfN(accuracy, float(np.mean(1.0 / data.n_responses[rows])), float(np.mean(target[rows] == 0)))

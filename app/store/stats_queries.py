@@ -39,16 +39,39 @@ _CURRENT_STEP_MARKS = (
     " AND lc.outcome != 'cleared' AND l.step_marks != '[]'"
 )
 
-# One pass over a run's verdicts, in (item, sample) order: the integer columns comma-joined, and
-# the scores and confidences of the samples that have them as JSON [item, sample, value] rows.
-# The JSON order lists come back concatenated ("[0, 1][1, 0]…"): numpy reads each one's first
-# number (``app.stats.data``), about 3x cheaper than cutting it out in SQL per row.
+# The current labels that rank their responses (``labels.ranks``, migration 10), as comma-joined
+# columns: item, annotator, how many ranks, the ranks ("2, 1, 2" without brackets). A scan of
+# labels whose only per-row work is ``ranks != '[]'`` (the currency check runs on ranking rows
+# alone): ~5x cheaper than joining every current label to its row. Read only when some item has
+# three or more responses (a ranking of two is the preference the pairwise figures count).
+_CURRENT_RANKS = (
+    "SELECT group_concat(l.item_id), group_concat(l.annotator_id),"
+    " group_concat(length(l.ranks) - length(replace(l.ranks, ',', '')) + 1),"
+    " group_concat(substr(l.ranks, 2, length(l.ranks) - 2))"
+    " FROM labels l WHERE l.ranks != '[]' AND l.kind = 'label' AND EXISTS (SELECT 1 FROM label_current lc"
+    " WHERE lc.kind = 'label' AND lc.item_id = l.item_id AND lc.annotator_id = l.annotator_id"
+    " AND lc.label_rowid = l.rowid)"
+)
+
+# The items' reference rankings (items.ref_ranks, NULL: none) in the same form; read only when
+# the item scan counted some.
+_REFERENCE_RANKS = (
+    "SELECT group_concat(id), group_concat(length(ref_ranks) - length(replace(ref_ranks, ',', '')) + 1),"
+    " group_concat(substr(ref_ranks, 2, length(ref_ranks) - 2)) FROM items WHERE length(ref_ranks) > 2"
+)
+
+# One pass over a run's verdicts, in (item, sample) order: the item ids comma-joined, the other
+# integer columns packed into one number per sample (RunVerdictRows: one text to build and parse
+# instead of four), and the scores and confidences of the samples that have them as JSON
+# [item, sample, value] rows. The JSON order lists come back concatenated ("[0, 1][1, 0]…"): numpy
+# reads each one's first number (``app.stats.data``), about 3x cheaper than cutting it out in SQL.
 _RUN_VERDICTS = (
-    "SELECT group_concat(item_id), group_concat(sample_idx), group_concat(coalesce(choice, -1)),"
-    " group_concat(parsed), group_concat(error IS NULL), group_concat(order_shown, ''),"
+    "SELECT group_concat(item_id),"
+    " group_concat(sample_idx * 4294967296 + CASE WHEN choice BETWEEN 0 AND 1073741822 THEN choice * 4 + 4 ELSE 0 END"
+    " + (parsed != 0) * 2 + (error IS NULL)), group_concat(order_shown, ''),"
     " json_group_array(json_array(item_id, sample_idx, scores)) FILTER (WHERE parsed = 1 AND scores IS NOT NULL),"
     " json_group_array(json_array(item_id, sample_idx, confidence)) FILTER (WHERE confidence IS NOT NULL)"
-    " FROM verdicts WHERE run_id = ?"  # walks the index verdicts_run_vote: (item, sample) order
+    " FROM verdicts WHERE run_id = ?"  # walks the covering index verdicts_run_read (migration 11): (item, sample) order
 )
 
 # One pass over the items (in id order in practice): integer columns comma-joined, text columns as JSON arrays.
@@ -57,7 +80,8 @@ _ITEM_COLUMNS = (
     " group_concat(prompt_words), json_group_array(category), json_group_array(media_kind),"
     " json_group_array(json_extract(extra, '$.query_source')),"
     " group_concat(CASE WHEN instr(coalesce(prompt_raw, prompt), '<image>') THEN (length(coalesce(prompt_raw,"
-    " prompt)) - length(replace(coalesce(prompt_raw, prompt), '<image>', ''))) / 7 ELSE 0 END)"
+    " prompt)) - length(replace(coalesce(prompt_raw, prompt), '<image>', ''))) / 7 ELSE 0 END),"
+    " max(n_responses), count(ref_ranks)"  # whether rankings are worth reading (lost in the scan's noise at 100k)
     " FROM items"  # a scan of the rowid table: id order (a subquery ORDER BY id costs a co-routine,
     # ~40 % of this query at 100k items); app.stats.data puts the rows in id order should they not be
 )
@@ -65,10 +89,11 @@ _ITEM_COLUMNS = (
 
 @dataclass(frozen=True)
 class RunVerdictRows:
-    """One judge run's verdicts as comma-joined columns: item id, sample index, choice
-    (``-1``: none), parsed, judged (no error); then the JSON order lists shown, concatenated
-    without separator (the first number of each is the response shown first). ``scores`` holds
-    ``(item id, sample index, scores JSON)`` of parsed pointwise samples."""
+    """One judge run's verdicts as comma-joined columns: item id; then per sample one number,
+    ``sample index · 2³² + (choice + 1) · 4 + parsed · 2 + judged`` (choice ``-1``: none; judged
+    = no error); then the JSON order lists shown, concatenated without separator (the first
+    number of each is the response shown first). ``scores`` holds ``(item id, sample index,
+    scores JSON)`` of parsed pointwise samples."""
 
     run: RunRecord
     columns: tuple[str | None, ...]
@@ -105,6 +130,16 @@ class StatsRows:
     reference_steps: list[tuple[int, int, int, int | None]] = field(default_factory=list)
     #: ``(annotator id, item id, step marks JSON)`` of the current labels that mark steps.
     step_marks: list[tuple[int, int, str]] = field(default_factory=list)
+    #: The current labels that rank responses, comma-joined: item ids, annotator ids, ranks per
+    #: label, then every label's ranks in turn (``None``: no such label).
+    rank_item_ids_csv: str | None = None
+    rank_annotator_ids_csv: str | None = None
+    rank_lengths_csv: str | None = None
+    rank_values_csv: str | None = None
+    #: The items' reference rankings (``items.ref_ranks``) in the same form, by item id.
+    ref_rank_item_ids_csv: str | None = None
+    ref_rank_lengths_csv: str | None = None
+    ref_rank_values_csv: str | None = None
 
 
 class StatsMixin(JudgeMixin, SnapshotMixin):
@@ -118,7 +153,9 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
         """Items, current labels and every judge run's verdicts, read in one read transaction
         (:meth:`read_snapshot`): labels committed meanwhile by others are all in or all out."""
         with self.read_snapshot():
-            ids, n_resp, chosen, words, categories, media_kinds, sources, image_tokens = self.query(_ITEM_COLUMNS)[0]
+            (ids, n_resp, chosen, words, categories, media_kinds, sources, image_tokens, widest, ranked) = self.query(
+                _ITEM_COLUMNS
+            )[0]
             r_items, r_idx, r_words = self.query(
                 "SELECT group_concat(item_id), group_concat(idx), group_concat(words) FROM responses WHERE idx < 2"
             )[0]
@@ -129,6 +166,8 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             runs = [self._run_verdict_rows(run) for run in self.runs()]
             reference_steps = self.query("SELECT item_id, response_idx, idx, ref_correct FROM steps")
             step_marks = self.current_step_marks()
+            ranks = self.query(_CURRENT_RANKS)[0] if (widest or 0) > 2 else (None,) * 4
+            ref_ranks = self.query(_REFERENCE_RANKS)[0] if ranked else (None,) * 3
         return StatsRows(
             ids,
             n_resp,
@@ -150,7 +189,23 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             _newest_adjudications(adjudications),
             reference_steps,
             step_marks,
+            *ranks,
+            *ref_ranks,
         )
+
+    def item_key_columns(self) -> tuple[str | None, list[str], str | None, list[str]]:
+        """:meth:`~.items.ItemsMixin.item_keys` as columns: the item ids comma-joined (in id
+        order in practice) with each one's dataset id, then the ids of the items with media
+        comma-joined with each one's first media ref as written (one pass per table)."""
+        with self.read_snapshot():
+            ids, groups = self.query(
+                "SELECT group_concat(id), json_group_array(coalesce(source_id, ext_id)) FROM items"
+            )[0]
+            media_ids, refs = self.query(  # the bare ref comes from the row of min(idx) (SQLite's rule)
+                "SELECT group_concat(item_id), json_group_array(ref) FROM"
+                " (SELECT item_id, ref, min(idx) FROM media GROUP BY item_id)"
+            )[0]
+        return ids, loads(groups), media_ids, loads(refs)
 
     def current_step_marks(self) -> list[tuple[int, int, str]]:
         """``(annotator id, item id, step marks JSON)`` of the current labels that mark steps,
