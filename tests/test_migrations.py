@@ -34,6 +34,8 @@ SCHEMA_FINGERPRINTS = {
     8: "b0818bab2da871c3e146cc573e5781b8b648d6716c400ba4fd2f120d7be97203",  # m008_assignments (issue 28)
     9: "9048eede9e3b2d8b01e19e91a37be6f106c4de9ca655551e78cd5f2f3e61cab7",  # m009_active_time (issue 28)
     10: "b12eacf80221f9201a969c4fb6c736fb6af28615e12c9340429e4d96c7bae017",  # m010_label_ranks (issue 29)
+    11: "a78dfe6efed0b6baadff4ff0145898f6e3783d2ffa5727616f40d3e8e30d0894",  # m011_verdict_reads (issue 30)
+    12: "0147d2310b832cc7e4e2c59cb228657f7d77b439e89f8b2c56e3efe1a8f29cd7",  # m012_filter_indexes (issue 30)
 }
 
 #: sha256 of each migration module's code (its syntax tree without docstrings: reformatting or
@@ -49,6 +51,8 @@ CODE_FINGERPRINTS = {
     8: "c5df5a26d1eb6dadf6c3930105d4c9879f581dfed0d59f9efd6799bbc84caa3c",  # m008_assignments (issue 28)
     9: "45c2d1fa566dd890f19e2857d5f5a720e1aafa38ae24b0243a9c8490f4c13d07",  # m009_active_time (issue 28)
     10: "a3da06847e7718a25da195068b36d9f853a1bf066dd3b076c4371b4c1c6b9d0b",  # m010_label_ranks (issue 29)
+    11: "526a0806532d1cd4ee31c8aef39ac7cc8d25bad5c1a194dd7c3fe3583acfa763",  # m011_verdict_reads (issue 30)
+    12: "e630a58a986b829a1061160d7283416c2af018eb8a11b680eb2a563445336a06",  # m012_filter_indexes (issue 30)
 }
 
 

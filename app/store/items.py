@@ -6,7 +6,6 @@ import json
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import orjson
 
@@ -21,9 +20,10 @@ from ..records import (
     Step,
 )
 from .connection import dumps, inserted_id, utc_now
+from .filter_sql import _ITEM_CONFIDENCE, _filter_sql, _ids_sql, _order_sql
 from .item_rows import AddResult, ItemBatch, ItemBatcher, content_hash, display_id, identity_key
 from .media_store import MediaStoreMixin
-from .search import fts_query, index_batch, index_range
+from .search import index_batch, index_range
 
 __all__ = [
     "AddResult",
@@ -41,186 +41,6 @@ _SUMMARY_SQL = (
     "SELECT i.id, i.ext_id, i.category, i.subset, i.media_kind, i.n_responses, substr(i.prompt, 1, 160),"
     " i.missing_media FROM items i"
 )
-
-_ANNOTATOR_ID = "(SELECT id FROM annotators WHERE name = ?)"
-# A constant subquery (SQLite evaluates it once per statement). Parameter: the run id.
-
-
-SMALL, UNKNOWN, LARGE = 0, 1, 2
-
-
-@dataclass(frozen=True)
-class _Set:
-    """A filter condition that is a set of item ids: ``ids`` selects them (for ``i.id IN``);
-    ``probe``, if given, is the same condition tested for the one item ``i.id`` (an index
-    lookup). ``size``: SMALL sets usually hold few items, LARGE ones most of them."""
-
-    ids: str
-    params: tuple = ()
-    probe: str | None = None
-    size: int = SMALL
-    negate: bool = False
-
-
-def _label_sets(f: ItemFilter) -> list[_Set]:
-    """Conditions on labels: they read ``label_current`` (the current row per kind, item and
-    annotator, ``cleared`` rows included; ``labeled``: the row makes its item labeled) and
-    ``label_disagreements``, which triggers derive from ``labels`` (schema migrations 2, 5)."""
-    sets = []
-    if f.status in ("labeled", "unlabeled"):
-        unlabeled = f.status == "unlabeled"
-        if f.annotator:
-            sets.append(
-                _Set(
-                    f"SELECT item_id FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ? AND labeled",
-                    (f.annotator, f.label_kind),
-                    f"EXISTS (SELECT 1 FROM label_current WHERE annotator_id = {_ANNOTATOR_ID} AND kind = ?"
-                    " AND item_id = i.id AND labeled)",
-                    size=LARGE,
-                    negate=unlabeled,
-                )
-            )
-        else:
-            sets.append(
-                _Set(
-                    "SELECT item_id FROM label_current WHERE kind = ? AND labeled",
-                    (f.label_kind,),
-                    "EXISTS (SELECT 1 FROM label_current WHERE kind = ? AND item_id = i.id AND labeled)",
-                    size=LARGE,
-                    negate=unlabeled,
-                )
-            )
-    elif f.status in ("adjudicated", "not_adjudicated"):
-        sets.append(
-            _Set(
-                "SELECT item_id FROM label_current WHERE kind = 'adjudication' AND labeled",
-                negate=f.status == "not_adjudicated",
-            )
-        )
-    if f.disagreement == "annotators":
-        sets.append(_Set("SELECT item_id FROM label_disagreements"))
-    elif f.disagreement == "reference":
-        sql = "SELECT item_id FROM label_current WHERE kind = 'label' AND against_ref"
-        sets.append(_Set(f"{sql} AND annotator_id = {_ANNOTATOR_ID}", (f.annotator,)) if f.annotator else _Set(sql))
-    if f.error_type:
-        by_labels = (
-            "SELECT lc.item_id FROM label_current lc, json_each(lc.error_types) e"
-            " WHERE lc.kind = 'label' AND lc.error_types != '[]' AND json_extract(e.value, '$.kind') = ?"
-        )
-        by_ref = "SELECT item_id FROM ref_error_tags WHERE kind = ?"
-        source = f.error_source or "any"
-        if source == "any":
-            sets.append(_Set(f"{by_ref} UNION ALL {by_labels}", (f.error_type, f.error_type)))
-        else:
-            sets.append(_Set(by_ref if source == "reference" else by_labels, (f.error_type,)))
-    if f.discard_reason:
-        sets.append(
-            _Set(
-                "SELECT lc.item_id FROM label_current lc, json_each(lc.discard_reasons) e"
-                " WHERE lc.kind = 'label' AND lc.discard_reasons != '[]' AND e.value = ?",
-                (f.discard_reason,),
-            )
-        )
-    return sets
-
-
-def _judge_set(run: int, judge: str | None) -> _Set:
-    """Conditions on a judge run, read from ``judge_items`` (one row per judged item whose mode
-    votes, written by ``app.judge.results.record_verdicts``: the vote is decided there)."""
-    if judge is None:
-        return _Set(
-            "SELECT DISTINCT item_id FROM verdicts WHERE run_id = ?",
-            (run,),
-            "EXISTS (SELECT 1 FROM verdicts WHERE run_id = ? AND item_id = i.id)",
-            size=LARGE,
-        )
-    if judge == "confident_wrong":
-        test = "verdict = 'wrong' AND confidence IS NOT NULL"
-        return _Set(
-            f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test}",
-            (run,),
-            f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
-        )
-    test = {"inconsistent": "inconsistent", "failed": "failed > 0", "unparsed": "verdict = 'undecided'"}.get(
-        judge, f"verdict = '{judge}'"
-    )
-    return _Set(
-        f"SELECT item_id FROM judge_items WHERE run_id = ? AND {test}",
-        (run,),
-        f"EXISTS (SELECT 1 FROM judge_items WHERE run_id = ? AND item_id = i.id AND {test})",
-        size=LARGE if judge == "right" else SMALL,
-    )
-
-
-# An item's confidence in a run (parameter: the run id), as the judge layer stored it with the
-# item verdict (``app.judge.results.record_verdicts``; definition in ``app.judge.confidence``).
-_ITEM_CONFIDENCE = "(SELECT confidence FROM judge_items WHERE run_id = ? AND item_id = i.id)"
-
-
-def _order_sql(f: ItemFilter) -> tuple[str, tuple]:
-    """The table's order under a filter: store order, except "confident and wrong", which
-    puts the most confident failures first (item confidence descending, then store order)."""
-    if f.judge == "confident_wrong" and f.judge_run is not None:
-        return f"{_ITEM_CONFIDENCE} DESC, i.id", (f.judge_run,)
-    return "i.id", ()
-
-
-def _like(text: str) -> str:
-    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-
-
-def _filter_sql(f: ItemFilter) -> tuple[str, list]:
-    """SQL condition and parameters for an :class:`ItemFilter` over ``items i`` (every
-    field's meaning is documented on the class); each field that is set adds a condition.
-
-    Conditions on labels, verdicts, tags and collections are sets of item ids. SQLite builds
-    each ``i.id IN (set)`` once per statement and walks the first one, looking the others
-    up, so the smaller sets go first. A set that usually holds most items (an annotator's
-    labels, a run's judged or right items) is, when a smaller set leads, tested per item
-    instead (``probe``): building it would cost more than the lookups.
-    """
-    clauses, params = ["1"], []
-    if f.category:
-        clauses.append("i.category = ?")
-        params.append(f.category)
-    sets = []
-    text = f.text.strip()
-    if text:
-        by_id = "SELECT id FROM items WHERE ext_id LIKE ? ESCAPE '\\'"
-        match = fts_query(text)
-        if match is None:
-            sets.append(_Set(by_id, (_like(text),), size=UNKNOWN))
-        else:
-            fts = "SELECT rowid FROM item_text WHERE item_text MATCH ?"
-            sets.append(
-                _Set(
-                    f"{fts} UNION ALL {by_id}",
-                    (match, _like(text)),
-                    f"(i.id IN ({fts}) OR i.ext_id LIKE ? ESCAPE '\\')",
-                    size=UNKNOWN,
-                )
-            )
-    sets += _label_sets(f)
-    if f.judge_run is not None:
-        sets.append(_judge_set(f.judge_run, f.judge))
-    if f.collection:
-        sets.append(
-            _Set(
-                "SELECT item_id FROM collection_items"
-                " WHERE collection_id = (SELECT id FROM collections WHERE name = ?)",
-                (f.collection,),
-            )
-        )
-    if f.item_ids is not None:
-        sets.append(_Set("SELECT value FROM json_each(?)", (json.dumps([int(i) for i in f.item_ids]),)))
-    led = any(s.size == SMALL and not s.negate for s in sets)
-    for s in sorted(sets, key=lambda s: (s.negate, s.size)):
-        if led and s.size != SMALL and s.probe:
-            clauses.append(f"NOT {s.probe}" if s.negate else s.probe)
-        else:
-            clauses.append(f"i.id {'NOT IN' if s.negate else 'IN'} ({s.ids})")
-        params += s.params
-    return " AND ".join(clauses), params
 
 
 class FilteredItems:
@@ -330,8 +150,8 @@ class ItemsMixin(MediaStoreMixin):
             conn.executemany(
                 "INSERT INTO items (id, ext_id, source_format, category, subset, prompt, prompt_words, prompt_raw,"
                 " media_kind, n_responses, ref_ranking, ref_chosen, ref_strength, ground_truth, extra,"
-                " content_hash, import_id, missing_media, source_id, identity)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " content_hash, import_id, missing_media, source_id, identity, ref_ranks)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 batch.items,
             )
             conn.executemany(
@@ -391,13 +211,9 @@ class ItemsMixin(MediaStoreMixin):
         """The ids a filter selects in table order, in one query: what the item table reads
         when its filter changes (count, first page and the current item's row from it)."""
         f = item_filter or ItemFilter()
-        where, params = _filter_sql(f)
-        order, order_params = _order_sql(f)
-        text = self.query(
-            f"SELECT group_concat(id) FROM (SELECT i.id AS id FROM items i WHERE {where} ORDER BY {order})",
-            (*params, *order_params),
-        )[0][0]
-        return FilteredItems(self, f, text, in_id_order=not order_params)
+        ids, params = _ids_sql(f)
+        text = self.query(f"SELECT group_concat(id) FROM ({ids})", params)[0][0]
+        return FilteredItems(self, f, text, in_id_order=not _order_sql(f)[1])
 
     def item_confidences(self, run_id: int, item_ids: Sequence[int]) -> dict[int, float | None]:
         """The item confidence (``app.judge.confidence``) of these items in a run, as stored."""
@@ -452,7 +268,7 @@ class ItemsMixin(MediaStoreMixin):
             conn = self.conn
             row = conn.execute(
                 "SELECT ext_id, source_format, category, subset, prompt, prompt_raw, ref_ranking,"
-                " ref_strength, ground_truth, extra, source_id FROM items WHERE id = ?",
+                " ref_strength, ground_truth, extra, source_id, ref_ranks FROM items WHERE id = ?",
                 (item_id,),
             ).fetchone()
             if row is None:
@@ -480,12 +296,13 @@ class ItemsMixin(MediaStoreMixin):
                     "SELECT kind, subkind, note, raw FROM ref_error_tags WHERE item_id = ? ORDER BY idx", (item_id,)
                 )
             )
-        ext_id, fmt, category, subset, prompt, prompt_raw, ranking, strength, truth, extra, source_id = row
+        ext_id, fmt, category, subset, prompt, prompt_raw, ranking, strength, truth, extra, source_id, ranks = row
         reference = Reference(
             ranking=tuple(json.loads(ranking)) if ranking else None,
             strength=strength,
             error_tags=tags,
             ground_truth=truth,
+            ranks=tuple(json.loads(ranks)) if ranks else (),
         )
         return Item(
             ext_id=ext_id,

@@ -23,6 +23,8 @@ from . import (
     m008_assignments,
     m009_active_time,
     m010_label_ranks,
+    m011_verdict_reads,
+    m012_filter_indexes,
 )
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -36,6 +38,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "team assignments and gold items", m008_assignments.apply),
     Migration(9, "active time of a label", m009_active_time.apply),
     Migration(10, "full rankings with ties (labels, references)", m010_label_ranks.apply),
+    Migration(11, "a covering index for reading a run's verdicts", m011_verdict_reads.apply),
+    Migration(12, "covering indexes for the filters (item ids, labeled)", m012_filter_indexes.apply),
 )
 
 LATEST_VERSION = MIGRATIONS[-1].version
