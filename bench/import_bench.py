@@ -7,8 +7,9 @@ resolve media, one transaction, the report printed); the floor (same run, same f
 ``json.loads`` of every line plus ``executemany`` of the same fields (an items and a
 responses table, no index, no full-text index; WAL, ``synchronous=FULL`` and the page cache
 PairScope uses) in one transaction, as a fresh process too.
-Reported: medians of N runs of each, their ratio, each one's peak memory (VmHWM of the
-child), the project's bytes per item, and one re-import (adds nothing).
+Reported: medians of N runs of each, their ratio, the ratio of their CPU times (user + sys of
+each child, start-up included: on a busy machine the walls swing more), each one's peak memory
+(VmHWM of the child), the project's bytes per item, and one re-import (adds nothing).
 
     python bench/import_bench.py [--items 100000] [--runs 3] [--no-reimport]
 """
@@ -113,7 +114,7 @@ def child_floor(src: Path, db: Path) -> None:
     flush()
     conn.execute("COMMIT")
     conn.close()
-    report_child(seconds=time.perf_counter() - start)
+    report_child(seconds=time.perf_counter() - start, cpu_s=time.process_time())
 
 
 def child_import(src: Path, db: Path) -> None:
@@ -128,7 +129,7 @@ def child_import(src: Path, db: Path) -> None:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(["import", str(src), "--db", str(db), "--format", "vlrewardbench", "--media-root", str(src.parent)])
     assert code == 0, out.getvalue() + err.getvalue()
-    report_child(seconds=time.perf_counter() - start, output=out.getvalue()[:400])
+    report_child(seconds=time.perf_counter() - start, cpu_s=time.process_time(), output=out.getvalue()[:400])
 
 
 def _child(argv: list[str]) -> list[str]:
@@ -187,6 +188,12 @@ def main() -> None:
         print(
             f"ratio:                  {median(wall) / median(fwall):.2f}x floor   target ≤ 2.5x:"
             f" {'met' if median(wall) / median(fwall) <= 2.5 else 'NOT met'}"
+        )
+        cpu = [r["cpu_s"] for r in subject]
+        fcpu = [r["cpu_s"] for r in floor if "cpu_s" in r] or [float("nan")]
+        print(
+            f"CPU time (user + sys):  import {median(cpu):.2f} s, floor {median(fcpu):.2f} s:"
+            f" {median(cpu) / median(fcpu):.2f}x (less swayed by the machine's load than the walls)"
         )
         print(
             f"peak memory:            import {median(peak):.0f} MB (runs {[round(x) for x in peak]}),"

@@ -282,7 +282,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
         for number, raw in enumerate(fh, start=1):
             if number == 1 and raw.startswith(UTF8_BOM):
                 raw = raw[len(UTF8_BOM) :]
-            if not raw.strip():
+            if not raw or raw.isspace():  # blank (without the copy of each line strip() makes)
                 continue
             try:
                 obj = loads_json(raw)

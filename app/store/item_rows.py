@@ -15,7 +15,9 @@ from .connection import dumps
 
 
 def content_hash(item: Item, extra_json: str | None = None) -> str:
-    """A stable hash of everything an item's content is made of (not its store or display id)."""
+    """A stable hash of everything an item's content is made of (not its store or display id).
+    The reference's ``ranks`` are left out: readers derive them from source fields the item's
+    ``extra`` holds, so items hashed before ranks were stored keep their hash."""
     ref = item.reference
     payload = (
         item.dataset_id,
@@ -44,14 +46,17 @@ def identity_key(item: Item) -> str:
     return hashlib.sha1(orjson.dumps(payload)).hexdigest()
 
 
+#: Byte by byte: what ``str.split()`` splits ASCII text on becomes a space, anything else ``x``.
+_SPACE_OR_X = bytes(32 if chr(b).isspace() else 120 for b in range(256))
+
+
 def word_count(text: str) -> int:
-    """``len(text.split())``, without making a string per word for plain ASCII text: printable
-    ASCII splits on spaces only, so without two spaces in a row it has one word more than it
-    has spaces (anything else, tabs and newlines included, is counted by ``split``)."""
-    if not text.isascii() or "  " in text or not text.isprintable():
+    """``len(text.split())``, without making a string per word for ASCII text: with every
+    whitespace byte a space and every other byte ``x``, each word starts at a ``" x"`` (after
+    a space put in front). Non-ASCII text (other Unicode spaces) is counted by ``split``."""
+    if not text.isascii():
         return len(text.split())
-    stripped = text.strip(" ")
-    return stripped.count(" ") + 1 if stripped else 0
+    return (b" " + text.encode("ascii").translate(_SPACE_OR_X)).count(b" x")
 
 
 def display_id(dataset_id: str, taken: Container[str]) -> str:
@@ -137,9 +142,13 @@ class ItemBatcher:
         return mark != 0, (mark - 2 if mark >= 2 else None)
 
     def _mark(self, item_id: int, line: int | None) -> None:
-        while len(self.lines) <= item_id:
-            self.lines.append(0)
-        self.lines[item_id] = 1 if line is None else line + 2
+        lines, mark = self.lines, 1 if line is None else line + 2
+        if item_id == len(lines):  # a new item, the usual case
+            lines.append(mark)
+            return
+        while len(lines) <= item_id:
+            lines.append(0)
+        lines[item_id] = mark
 
     def batch(self, items: Sequence[Item], lines: Sequence[int | None] | None = None) -> ItemBatch:
         out = ItemBatch(AddResult())
@@ -205,13 +214,15 @@ class ItemBatcher:
                     sum(1 for m in media if m.path is None) if media else 0,
                     item.source_id,
                     key,
+                    orjson.dumps(ref.ranks).decode() if ref.ranks else None,  # items.ref_ranks
                 )
             )
             for r in item.responses:
                 out.responses.append((item_id, r.index, r.text, word_count(r.text), r.model))
-                for s_idx, step in enumerate(r.steps):
-                    correct = None if step.correct is None else int(step.correct)
-                    out.steps.append((item_id, r.index, s_idx, step.text, correct))
+                if r.steps:
+                    for s_idx, step in enumerate(r.steps):
+                        correct = None if step.correct is None else int(step.correct)
+                        out.steps.append((item_id, r.index, s_idx, step.text, correct))
             for m_idx, m in enumerate(media):
                 out.media.append((item_id, m_idx, m.kind, m.ref, m.path, m.problem))
             for t_idx, t in enumerate(ref.error_tags):
