@@ -114,6 +114,17 @@ def test_a_ranking_being_built_lists_the_unranked_as_sharing_the_last_place(qtbo
     assert window.panel.ranking.text() == "" and label_cell(window) == ""
 
 
+def test_backspace_after_tying_every_response_left_takes_back_only_the_last_press(qtbot, project):
+    window = open_window(qtbot, project)
+    item_id = window.controller.current.item.id
+    order = window.controller.store.display_order(item_id, "ana")
+    press(qtbot, window, "2 4 = 1 = 3")  # R4, R1 and R3 tied by hand: what was left anyway
+    assert window.panel.ranking.text() == "1. R2  2. R1 = R3 = R4"
+    qtbot.keyClick(window, Qt.Key_Backspace)  # takes back R3, the last pressed, not the whole ranking
+    assert window.panel.ranking.text() == "1. R2  2. R1 = R4  4. R3"
+    assert stored_ranks(window, item_id) == ranks_of([(2,), (1, 4)], order)
+
+
 def test_undo_goes_back_one_press_at_a_time_and_redo_restores(qtbot, project):
     window = open_window(qtbot, project)
     item_id = window.controller.current.item.id
@@ -251,8 +262,9 @@ def test_the_rules_of_the_keys_on_groups_of_screen_positions():
     assert groups == ((3,), (1, 4), (2,))
     assert settled(((3,), (1, 2, 4)), 4) == ((3,),)  # a stored "not ranked yet" group
     assert settled(((1, 2, 3, 4),), 4) == ((1, 2, 3, 4),)  # all tied is a ranking
-    assert taken_back(((3,), (1, 4), (2,)), 4) == ((3,), (1, 4))
-    assert taken_back(((3,), (1, 2, 4)), 4) == ()  # only R3 was pressed
+    assert taken_back(((3,), (1, 4), (2,))) == ((3,), (1, 4))
+    # a tie pressed last that happens to name every response left is still the last press
+    assert taken_back(((1,), (2, 3))) == ((1,), (2,))
     assert pressed(((3,), (1,)), 3, 4) == ((3,),)
     assert places(((3,), (1, 4)), 4) == [(1, "R3", False), (2, "R1 = R4", False), (4, "R2", False)]
     assert places(((2,),), 4) == [(1, "R2", False), (2, "R1 = R3 = R4", True)]

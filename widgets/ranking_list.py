@@ -49,12 +49,10 @@ def pressed(groups: Groups, position: int, n: int, tie: bool = False) -> Groups:
     return (*groups, (position,))
 
 
-def taken_back(groups: Groups, n: int) -> Groups:
-    """The ranking without the response ranked last."""
+def taken_back(groups: Groups) -> Groups:
+    """The ranking without the response ranked last. (A stored ranking's "not ranked yet"
+    group never gets here: ``screen_groups`` leaves it out.)"""
     raw = tuple(g for g in groups if g)
-    rest = settled(raw, n)
-    if len(rest) < len(raw) and len(raw[-1]) > 1:  # a stored "not ranked yet" group is no press
-        raw = rest
     if not raw:
         return ()
     last = raw[-1][:-1]
@@ -164,7 +162,7 @@ class RankingList(QWidget):
             return False
         base = self._draft()
         self._tie = False
-        return self._store(ranked_draft(base, taken_back(current_groups(base), self._n)))
+        return self._store(ranked_draft(base, taken_back(current_groups(base))))
 
     def _store(self, draft: LabelDraft) -> bool:
         changed = self._commit(draft)
