@@ -80,14 +80,23 @@ def decide_counts(counts: np.ndarray, convention: str, planned: int | np.ndarray
     out = np.full(counts.shape[0], np.nan)
     if counts.shape[1] == 0:
         return out
-    top = counts.max(axis=1)
-    winner = counts.argmax(axis=1)
+    if counts.shape[1] <= 16:  # a few responses: column by column, several times faster than along axis 1
+        columns = [counts[:, r] for r in range(counts.shape[1])]
+        top, winner = columns[0].copy(), np.zeros(len(counts), dtype=np.intp)
+        for r, column in enumerate(columns[1:], start=1):
+            winner[column > top] = r  # the first response with the top count, as argmax
+            np.maximum(top, column, out=top)
+        if convention == "plurality":
+            at_top = sum((column == top).view(np.int8) for column in columns)
+    else:
+        top, winner = counts.max(axis=1), counts.argmax(axis=1)
+        if convention == "plurality":
+            at_top = (counts == top[:, None]).sum(axis=1)
     if convention == "official":
         decided = (top > 0) & (2 * top > np.asarray(planned))
     else:
-        decided = (top > 0) & ((counts == top[:, None]).sum(axis=1) == 1)
-    out[decided] = winner[decided]
-    return out
+        decided = (top > 0) & (at_top == 1)
+    return np.where(decided, winner, np.nan)
 
 
 def decide(votes: np.ndarray, convention: str, planned: int | np.ndarray | None = None) -> np.ndarray:
@@ -217,11 +226,26 @@ def wilson_ci(successes: float, n: int, alpha: float = 0.05) -> list[float] | No
     ``successes`` may be fractional (RewardBench 2's 1/#ties credit)."""
     if not n:
         return None
-    from statsmodels.stats.proportion import proportion_confint  # loads only where a CI is read
-
     count = int(successes) if float(successes).is_integer() else float(successes)
-    low, high = proportion_confint(count, int(n), alpha=alpha, method="wilson")
-    return [float(low), float(high)]
+    if alpha != 0.05:
+        from statsmodels.stats.proportion import proportion_confint  # loads only where a CI is read
+
+        low, high = proportion_confint(count, int(n), alpha=alpha, method="wilson")
+        return [float(low), float(high)]
+    # statsmodels' "wilson" branch, step by step (the same float operations, so the same bits),
+    # with its critical value norm.isf(0.025) as a constant: no scipy.stats import for a CI
+    crit, crit2 = _WILSON_CRIT
+    count_a, nobs_a = np.asarray(count), np.asarray(int(n))
+    q_ = count_a / nobs_a
+    denom = 1 + crit2 / nobs_a
+    center = (q_ + crit2 / (2 * nobs_a)) / denom
+    dist = crit * np.sqrt(q_ * (1.0 - q_) / nobs_a + crit2 / (4.0 * nobs_a**2))
+    dist /= denom
+    return [float(np.clip(center - dist, 0, 1)), float(np.clip(center + dist, 0, 1))]
+
+
+#: ``scipy.stats.norm.isf(0.025)`` and its square, as statsmodels computes them for a 95 % interval.
+_WILSON_CRIT = (np.float64(1.9599639845400545), np.float64(1.9599639845400545) ** 2)
 
 
 @dataclass(frozen=True)

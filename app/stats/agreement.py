@@ -79,6 +79,12 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.divide(num, den, out=np.full(np.broadcast(num, den).shape, np.nan), where=den != 0)
 
 
+def _cohen(n: np.ndarray, agree: np.ndarray, chance: np.ndarray) -> np.ndarray:
+    """Cohen's kappa from the items both coded (``n``), their agreements and Σ of the product
+    of the two marginals, as sklearn: 1 − Σoff(observed) / Σoff(expected), expected = outer(marginals) / n."""
+    return 1.0 - _safe_div(n * (n - agree), n * n - chance)
+
+
 def _pair_sums(p: _Profiles, w: np.ndarray, a: int, b: int) -> np.ndarray:
     """Per weight row, on the items both a and b labelled: a's count per category, b's count per
     category, then the number of agreements — all that Cohen's kappa needs, shape (rows, 2k + 1)."""
@@ -115,8 +121,7 @@ def _evaluate(p: _Profiles, w: np.ndarray, which: tuple[str, ...] = _ALL) -> dic
             n, agree = sums[:, :k].sum(1), sums[:, 2 * k]
             chance = (sums[:, :k] * sums[:, k : 2 * k]).sum(1)
             out["percent_pairs"][pair] = _safe_div(agree, n)
-            # sklearn: 1 − Σoff(observed) / Σoff(expected), expected = outer(marginals) / n
-            out["cohen_pairs"][pair] = 1.0 - _safe_div(n * (n - agree), n * n - chance)
+            out["cohen_pairs"][pair] = _cohen(n, agree, chance)
         kappas = np.array(list(out["cohen_pairs"].values())).reshape(-1, len(w))
         defined = ~np.isnan(kappas)
         out["cohen_mean"] = _safe_div(np.where(defined, kappas, 0.0).sum(0), defined.sum(0))
@@ -263,7 +268,33 @@ def judge_human_kappa(run_choices: np.ndarray, labels: Labels) -> dict[str, floa
     on the items both have. A human tie or both-bad counts as disagreeing with any verdict;
     pass ``strict_labels(…)`` to compare strict preferences only."""
     judge = "\0judge"  # cannot collide with an annotator name
-    return {name: cohen_pairs({judge: run_choices, name: coded})[(judge, name)] for name, coded in labels.items()}
+    verdict = np.asarray(run_choices, float)
+    out = {}
+    for name, coded in labels.items():
+        fast = _pair_kappa(verdict, np.asarray(coded, float))
+        out[name] = cohen_pairs({judge: run_choices, name: coded})[(judge, name)] if fast is None else fast
+    return out
+
+
+def _pair_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
+    """:func:`cohen_pairs` of two coded arrays by ``bincount`` over the items both have, when
+    every code is a small non-negative integer (``None``: not so). The counts are the same
+    integers, so the kappa is the same float."""
+    both = ~np.isnan(a) & ~np.isnan(b)
+    x, y = a[both], b[both]
+    if len(x) and not (
+        min(x.min(), y.min()) >= 0
+        and max(x.max(), y.max()) < 4096
+        and np.array_equal(x, np.floor(x))
+        and np.array_equal(y, np.floor(y))
+    ):
+        return None
+    xi, yi = x.astype(np.intp), y.astype(np.intp)
+    size = int(max(xi.max(), yi.max())) + 1 if len(x) else 1
+    n = np.array([float(len(x))])
+    agree = np.array([float(np.count_nonzero(xi == yi))])
+    chance = np.array([float((np.bincount(xi, minlength=size) * np.bincount(yi, minlength=size)).sum())])
+    return float(_cohen(n, agree, chance)[0])
 
 
 def _flip_counts(flip: np.ndarray, valid: np.ndarray, cat_index: np.ndarray, cats: np.ndarray) -> dict:

@@ -27,6 +27,7 @@ No Qt here; figures are in ``plots.calibration``.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -107,11 +108,15 @@ def coverage_curve(confidence: np.ndarray, correct: np.ndarray, steps: int = COV
     return out
 
 
-def run_calibration(data: StatsData, run: RunData, bins: int = BINS) -> dict[str, Any] | None:
-    """A run's calibration (module doc); ``None`` for runs that cast no preference votes."""
+def run_calibration(
+    data: StatsData, run: RunData, bins: int = BINS, decision: np.ndarray | None = None
+) -> dict[str, Any] | None:
+    """A run's calibration (module doc); ``None`` for runs that cast no preference votes.
+    ``decision``: the run's official verdicts, where the caller decided them already."""
     if not get_mode(run.run.mode).votes_on_preference:
         return None
-    decision = item_verdicts(data, run, "official")
+    if decision is None:
+        decision = item_verdicts(data, run, "official")
     target, from_adjudication = calibration_target(data)
     out: dict[str, Any] = {
         "run_id": int(run.run.id),
@@ -151,11 +156,14 @@ def run_calibration(data: StatsData, run: RunData, bins: int = BINS) -> dict[str
     return out
 
 
-def calibration_report(data: StatsData, runs: list[RunData], bins: int = BINS) -> dict[str, Any]:
-    """``{run id: run_calibration}`` for every run that votes on preferences."""
+def calibration_report(
+    data: StatsData, runs: list[RunData], bins: int = BINS, verdicts: Mapping[int, np.ndarray] | None = None
+) -> dict[str, Any]:
+    """``{run id: run_calibration}`` for every run that votes on preferences (``verdicts``: run
+    id → official verdicts already decided)."""
     out = {}
     for run in runs:
-        c = run_calibration(data, run, bins)
+        c = run_calibration(data, run, bins, None if verdicts is None else verdicts.get(run.run.id))
         if c is not None:
             out[str(run.run.id)] = c
     return out

@@ -137,17 +137,7 @@ def load_stats_data(store: Store) -> StatsData:
     )
     response_words[np.searchsorted(item_ids, r_items), r_idx] = r_words
 
-    tags: list[tuple[str, ...]] = [()] * n
-    if rows.error_tags:  # rows in (item, idx) order: one tuple per run of an item's rows
-        tag_items, kinds = zip(*rows.error_tags)
-        tag_rows = np.searchsorted(item_ids, np.array(tag_items, dtype=np.int64))
-        starts = np.flatnonzero(np.diff(tag_rows, prepend=-1))
-        ends = np.append(starts[1:], len(kinds))
-        one = ends - starts == 1  # most items have one tag: their 1-tuples made in one pass
-        singles = zip(np.array(kinds, dtype=object)[starts[one]].tolist())
-        list(map(tags.__setitem__, tag_rows[starts[one]].tolist(), singles))
-        for start, end in zip(starts[~one].tolist(), ends[~one].tolist()):
-            tags[int(tag_rows[start])] = tuple(kinds[start:end])
+    tags = _error_tags(rows.error_tags, item_ids)
 
     names = rows.annotators
     labels = {name: np.full(n, np.nan) for name in names.values()}
@@ -188,6 +178,30 @@ def load_stats_data(store: Store) -> StatsData:
         _label_ranks(rows, item_ids, n_responses, names),
         _reference_ranks(rows, item_ids, n_responses),
     )
+
+
+def _error_tags(per_kind: list[tuple[str, str, str]], item_ids: np.ndarray) -> list[tuple[str, ...]]:
+    """Each item's error tags in their order (``idx``), from the columnar rows of
+    :meth:`Store.stats_rows` (per kind: item ids, tag indices)."""
+    tags: list[tuple[str, ...]] = [()] * len(item_ids)
+    if not per_kind:
+        return tags
+    kinds = [kind for kind, _, _ in per_kind]
+    items, places = [_ints(c) for _, c, _ in per_kind], [_ints(c) for _, _, c in per_kind]
+    code = np.repeat(np.arange(len(kinds)), [len(a) for a in items])
+    item, place = np.concatenate(items), np.concatenate(places)
+    order = np.lexsort((place, item))  # (item, idx) order
+    rows, code = np.searchsorted(item_ids, item[order]), code[order]
+    starts = np.flatnonzero(np.diff(rows, prepend=-1))  # one tuple per run of an item's rows
+    ends = np.append(starts[1:], len(rows))
+    one = ends - starts == 1  # most items have one tag: one shared 1-tuple per kind
+    single = np.empty(len(kinds), dtype=object)
+    for j, kind in enumerate(kinds):
+        single[j] = (kind,)
+    list(map(tags.__setitem__, rows[starts[one]].tolist(), single[code[starts[one]]].tolist()))
+    for start, end in zip(starts[~one].tolist(), ends[~one].tolist()):
+        tags[int(rows[start])] = tuple(kinds[c] for c in code[start:end].tolist())
+    return tags
 
 
 def _rank_rows(

@@ -7,6 +7,7 @@ whitespace-split words, as stored. Only items with exactly two responses take pa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -76,13 +77,15 @@ def quartiles(data: StatsData) -> dict[str, list[float | None]]:
     }
 
 
-def length_report(data: StatsData) -> dict[str, Any]:
+def length_report(data: StatsData, verdicts: Mapping[int, np.ndarray] | None = None) -> dict[str, Any]:
     """The length section of the statistics report: word-count quartiles, the reference's
     length-difference histogram, and the longer-response preference of every judge run (its
-    majority verdicts; ``None`` for runs without pairwise verdicts) and every annotator."""
+    majority verdicts; ``None`` for runs without pairwise verdicts) and every annotator.
+    ``verdicts``: run id → the run's official verdicts, where the caller decided them already."""
     judge = {}
     for run in data.runs:
-        verdict = item_verdicts(data, run)
+        known = None if verdicts is None else verdicts.get(run.run.id)
+        verdict = item_verdicts(data, run) if known is None else known
         judge[str(run.run.id)] = None if verdict is None else longer_preference(verdict, data)
     return {
         **quartiles(data),

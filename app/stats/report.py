@@ -42,12 +42,15 @@ def compute_stats(
         raise ValueError(f"no judge run {run_id} in this project")
     # cal.py's datasets and the ids ACC+ groups by: one more read, only for runs that vote
     keys = load_item_keys(store, data) if any(get_mode(r.run.mode).votes_on_preference for r in runs) else None
+    judges = {str(r.run.id): score_run(data, r, keys=keys) for r in runs}
+    # each run's official verdicts, decided once for the length and calibration sections too
+    verdicts = {int(s.run_id): s.official.verdict.copy() for s in judges.values() if s.official is not None}
     return {
         "items": int(len(data.item_ids)),
-        "categories": dict(Counter(str(c) for c in data.categories)),
-        "length": length_report(data),
+        "categories": _category_counts(data.categories),
+        "length": length_report(data, verdicts),
         "agreement": agreement_report(data, bootstrap=bootstrap),
-        "judges": {str(r.run.id): score_run(data, r, keys=keys) for r in runs},
+        "judges": judges,
         "frames_curve": frames_curve(data),
         "pointwise_vs_pairwise": pointwise_vs_pairwise(data),
         "dataset": dataset_report(data),
@@ -55,7 +58,7 @@ def compute_stats(
             name: ties_accuracy(labels, data.ref_chosen, ~np.isnan(labels)) for name, labels in data.labels.items()
         },
         "steps": prm_report(data, runs=runs),
-        "calibration": calibration_report(data, runs),
+        "calibration": calibration_report(data, runs, verdicts=verdicts),
         # each run's accuracy on confirmed and corrected references; None (no key in the JSON)
         # without a judge run that votes or a reference review (docs/STATISTICS.md)
         "reference_noise": _reference_noise(store, data, run_id),
@@ -65,6 +68,17 @@ def compute_stats(
         # item has a ranking label or a reference ranking (docs/STATISTICS.md, "Rankings")
         "rankings": rankings_report(data, bootstrap=bootstrap) if has_rankings(data) else None,
     }
+
+
+def _category_counts(categories: np.ndarray) -> dict[str, int]:
+    """Items per category (as ``str``), in order of first appearance."""
+    try:
+        counts = Counter(np.asarray(categories, dtype=object).tolist())
+    except TypeError:  # an unhashable value: counted by its str below
+        counts = Counter()
+    if counts and all(type(c) is str for c in counts):  # else two values could name one str
+        return dict(counts)
+    return dict(Counter(str(c) for c in categories))
 
 
 def _team(store: Store) -> Any:

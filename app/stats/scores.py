@@ -364,22 +364,27 @@ class Slice:
     members: np.ndarray | None = None
 
     def accuracies(
-        self, verdict: np.ndarray, target: np.ndarray, scored: np.ndarray, credit: np.ndarray | None
+        self,
+        verdict: np.ndarray,
+        target: np.ndarray,
+        scored: np.ndarray,
+        credit: np.ndarray | None,
+        level: np.ndarray | None = None,
     ) -> dict[str, Accuracy]:
-        """:meth:`Accuracy.count` over each name's items, counted for all names at once."""
+        """:meth:`Accuracy.count` over each name's items, counted for all names at once
+        (``level``: :func:`count_levels` of the same arrays, when the caller has it)."""
         if not self.names:
             return {}
-        decided = scored & ~np.isnan(verdict)
-        right = decided & (verdict == target)
-        inside = self.codes >= 0
+        if level is None:
+            level = count_levels(verdict, target, scored)
         groups = len(self.names) if self.members is None else len(self.members)
-        # one bincount: per group, items at level 0 (not scored) … 3 (right; right ⊆ decided ⊆ scored)
-        level = scored.astype(np.intp) + decided + right
         table = np.bincount((self.codes + 1) * 4 + level, minlength=(groups + 1) * 4).reshape(groups + 1, 4)[1:]
         tallies = [table[:, 1:].sum(axis=1), table[:, 2:].sum(axis=1), table[:, 3]]
         if self.members is not None:
             tallies = [t @ self.members.astype(np.int64) for t in tallies]
         out = {}
+        if credit is not None:
+            decided, inside = level >= 2, self.codes >= 0
         for j, name in enumerate(self.names):
             correct: float = int(tallies[2][j])
             if credit is not None:  # the same items' credit, summed as Accuracy.count sums it
@@ -387,6 +392,12 @@ class Slice:
                 correct = float(np.asarray(credit, dtype=float)[decided & mine].sum())
             out[name] = Accuracy(int(tallies[0][j]), int(tallies[1][j]), correct)
         return out
+
+
+def count_levels(verdict: np.ndarray, target: np.ndarray, scored: np.ndarray) -> np.ndarray:
+    """Per item 0 (not scored) … 3 (right; right ⊆ decided ⊆ scored), for one ``bincount`` per slice."""
+    decided = scored & ~np.isnan(verdict)
+    return scored.astype(np.intp) + decided + (decided & (verdict == target))
 
 
 #: The slices every convention is broken down by: category, source, query_source, error_type.
@@ -439,8 +450,10 @@ def _convention(data: StatsData, inp: ScoringInput, name: str, slices: Slices) -
     scored = d.scored
     target = inp.target
 
+    level = count_levels(d.verdict, target, scored)  # shared by the four breakdowns
+
     def by(kind: str) -> dict[str, Accuracy]:
-        return slices[kind].accuracies(d.verdict, target, scored, credit)
+        return slices[kind].accuracies(d.verdict, target, scored, credit, level)
 
     ties = None
     if c.uses_ties:

@@ -74,6 +74,11 @@ _RUN_VERDICTS = (
     " FROM verdicts WHERE run_id = ?"  # walks the covering index verdicts_run_read (migration 11): (item, sample) order
 )
 
+# The dataset's error tags, one row per kind: the item ids and each tag's place in its item's list,
+# comma-joined. The kind index covers the table (kind, item, idx): no row per tag to build in
+# Python, about 5x cheaper than reading (item, kind) rows in (item, idx) order at 100k tags.
+_ERROR_TAGS = "SELECT kind, group_concat(item_id), group_concat(idx) FROM ref_error_tags GROUP BY kind"
+
 # One pass over the items (in id order in practice): integer columns comma-joined, text columns as JSON arrays.
 _ITEM_COLUMNS = (
     "SELECT group_concat(id), group_concat(n_responses), group_concat(coalesce(ref_chosen, -1)),"
@@ -116,7 +121,8 @@ class StatsRows:
     response_item_ids_csv: str | None  # responses 0 and 1 of every item
     response_idx_csv: str | None
     response_words_csv: str | None
-    error_tags: list[tuple[int, str]]  # (item id, kind) of the dataset's error tags, in order
+    #: The dataset's error tags per kind: ``(kind, item ids, tag indices)``, ids and indices comma-joined.
+    error_tags: list[tuple[str, str, str]]
     annotators: dict[int, str]
     label_item_ids_csv: str | None  # the current labels, coded (LABEL_CODE_*)
     label_annotator_ids_csv: str | None
@@ -159,7 +165,7 @@ class StatsMixin(JudgeMixin, SnapshotMixin):
             r_items, r_idx, r_words = self.query(
                 "SELECT group_concat(item_id), group_concat(idx), group_concat(words) FROM responses WHERE idx < 2"
             )[0]
-            tags = self.query("SELECT item_id, kind FROM ref_error_tags ORDER BY item_id, idx")
+            tags = self.query(_ERROR_TAGS)
             names = dict(self.query("SELECT id, name FROM annotators"))
             l_items, l_annotators, l_codes = self.query(_CURRENT_LABELS)[0]
             adjudications = self.query(_CURRENT_ADJUDICATIONS)
