@@ -168,6 +168,40 @@ def test_the_window_feeds_focus_input_and_item_changes(qtbot, tmp_path, clock):
     window.close()
 
 
+def test_input_counts_as_it_arrives_from_the_screen_on_any_widget(qtbot, tmp_path, clock):
+    """Clicks, keys and mouse moves reach the window the way the platform delivers them (to
+    the native window, which hands them to the widget under the pointer or with the focus):
+    each counts as input, on whichever widget of the window it lands."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+
+    from helpers import show_active
+    from pairscope.app.gui.controller import AnnotationController
+    from pairscope.app.gui.main_window import MainWindow
+
+    path = tmp_path / "p.pairscope"
+    with Store.create(path) as store:
+        store.add_items([pair("p0"), pair("p1")])
+    window = show_active(qtbot, MainWindow(AnnotationController(Store.open(path), "ann")))
+    active = ActiveTime(clock, idle_s=60)
+    window.controller.active_time = window.shortcuts.activity.active = active
+    window.table.select_row(1)
+    item_id = window.controller.current.item_id
+    handle = window.windowHandle()
+    title = window.item_title.mapTo(window, window.item_title.rect().center())
+    elsewhere = title + QPoint(5, 3)
+    assert window.childAt(title) is not None and not window.item_title.hasFocus()
+    clock.advance(50)
+    QTest.mouseClick(handle, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, title)
+    clock.advance(50)
+    QTest.keyClick(handle, Qt.Key.Key_Shift)
+    clock.advance(50)
+    QTest.mouseMove(handle, elsewhere)
+    clock.advance(50)
+    assert active.seconds(item_id) == pytest.approx(200)  # no gap over 60 s: every input counted
+    window.close()
+
+
 def test_the_team_report_gives_seconds_per_item_and_flags_too_fast(tmp_path, capsys):
     """Median, quartiles and histogram of active seconds per annotator; ``too fast`` when the
     median is under the threshold over enough timed labels; untimed labels left out."""

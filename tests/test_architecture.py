@@ -185,9 +185,9 @@ def test_cli_import_loads_no_qt_or_torch():
 def test_window_start_loads_no_heavy_libraries():
     """The window's import path stays light: pandas/pyarrow (via sqlite-utils), numpy and
     the verdict parsers load when a merge, stats, a review or a judge needs them (cold start:
-    docs/PERFORMANCE.md)."""
+    docs/PERFORMANCE.md); so does ``pairscope PROJECT``'s, through the command line's module."""
     code = (
-        "import sys, pairscope.app.gui.launch, pairscope.app.gui.main_window;"
+        "import sys, pairscope.app.cli.main, pairscope.app.gui.launch, pairscope.app.gui.main_window;"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'pandas','pyarrow','sqlite_utils','numpy','torch',"
         "'transformers','matplotlib','sklearn'}))"
     )

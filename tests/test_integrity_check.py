@@ -113,3 +113,27 @@ def test_forgetting_runs_the_check_again(tmp_path, checks):
     with Store.open(db):
         pass
     assert len(checks) == 2
+
+
+def test_an_unchanged_file_builds_no_reference_schema_and_a_planted_trigger_is_refused(tmp_path, checks, monkeypatch):
+    """The objects check is remembered with the quick check: an unchanged file is compared with
+    no reference schema, and a trigger planted after a passed check changes the file, so the
+    next opening compares (and refuses) it."""
+    import sqlite3
+
+    compared: list[int] = []
+    original = connection.expected_shapes
+    monkeypatch.setattr(connection, "expected_shapes", lambda v: compared.append(v) or original(v))
+    db = make(tmp_path / "p.pairscope")
+    with Store.open(db):
+        pass
+    time.sleep(0.05)
+    with Store.open(db, readonly=True) as store:
+        assert store.item_count() == 30
+    assert len(compared) == 1 and len(checks) == 1
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TRIGGER planted AFTER INSERT ON labels BEGIN SELECT 1; END")
+    conn.close()
+    with pytest.raises(SchemaError, match="trigger 'planted'"):
+        Store.open(db)
+    assert len(compared) == 2

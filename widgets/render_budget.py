@@ -19,6 +19,7 @@ text, plain). Every function here is linear in its input.
 
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
@@ -96,13 +97,13 @@ def _bounded(text: str, limit: int) -> tuple[str, int, int]:
     than a 100 KB one."""
     out: list[str] = []
     size = pos = runs = 0
-    while True:
+    while len(text) - pos > RUN_LIMIT:  # what is left can hold a long run
         room = limit - size
-        match = _LONG_RUN.search(text, pos, pos + room + RUN_LIMIT + 1)
+        match = _long_run().search(text, pos, pos + room + RUN_LIMIT + 1)
         if match is None or match.start() - pos > room:
             break
         out.append(text[pos : match.start()])
-        brk = _BREAK.search(text, match.end())  # the run may go on past the searched window
+        brk = _break().search(text, match.end())  # the run may go on past the searched window
         run_end = brk.start() if brk else len(text)
         out.append(_cut_run(match.start(), run_end, text))
         size += len(out[-2]) + len(out[-1])
@@ -228,11 +229,12 @@ class StreamBudget:
         """The part of ``text`` to append (``""`` once full); one pass over it."""
         out: list[str] = []
         pos, n = 0, len(text)
+        breaks = _break()
         while pos < n:
             if self.shown >= self.limit:
                 self.dropped += n - pos
                 break
-            brk = _BREAK.search(text, pos)
+            brk = breaks.search(text, pos)
             run_end = brk.start() if brk else n
             length, allowed = run_end - pos, max(0, RUN_LIMIT - self._run)
             keep = min(length, allowed, self.limit - self.shown)
@@ -295,13 +297,23 @@ _BREAKS = (
     " \t\n\r\f\v\x1c-\x1f\x85\u1680\u2000-\u2006\u2008-\u200b\u2028\u2029\u205f\u3000"
     "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U0001f300-\U0001faff\U00020000-\U0003ffff"
 )
-# A run starts after a break (the lookbehind fails at once inside a run: linear time).
-_LONG_RUN = re.compile(f"(?<![^{_BREAKS}])[^{_BREAKS}]{{{RUN_LIMIT + 1},}}")
-_BREAK = re.compile(f"[{_BREAKS}]")
+
+
+@functools.cache
+def _long_run() -> re.Pattern[str]:
+    """A run longer than :data:`RUN_LIMIT` (compiled on first use: ~5 ms at start-up otherwise).
+    A run starts after a break (the lookbehind fails at once inside a run: linear time)."""
+    return re.compile(f"(?<![^{_BREAKS}])[^{_BREAKS}]{{{RUN_LIMIT + 1},}}")
+
+
+@functools.cache
+def _break() -> re.Pattern[str]:
+    """One character Qt may wrap after (compiled on first use)."""
+    return re.compile(f"[{_BREAKS}]")
 
 
 def has_long_run(text: str) -> bool:
-    return _LONG_RUN.search(text) is not None
+    return len(text) > RUN_LIMIT and _long_run().search(text) is not None
 
 
 def cut_long_runs(text: str) -> tuple[str, int]:
@@ -314,7 +326,9 @@ def cut_long_runs(text: str) -> tuple[str, int]:
         count += 1
         return _cut_run(match.start(), match.end(), text)
 
-    return _LONG_RUN.sub(cut, text), count
+    if len(text) <= RUN_LIMIT:  # no run can be longer
+        return text, 0
+    return _long_run().sub(cut, text), count
 
 
 # --- Markdown cost ------------------------------------------------------------------------

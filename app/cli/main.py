@@ -18,23 +18,18 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from pairscope.models.options import OpenAIOptions, TransformersOptions
-from pairscope.models.parsing import PARSERS
-
 from .. import __version__
-from ..judge.modes import MODES, k_problem
 from ..project import NewProject, open_project
-from ..records import CONVENTION_ALIASES, SCORING_CONVENTIONS
 from ..store import SchemaError
 from . import team
 from .argtypes import positive as _positive
 from .manners import USAGE, refuse_window
 from .output import print_import_report as _print_report
 from .output import say_notes as _say_notes
-from .team import add_team_parsers
 
-# The window's start-up path imports none of the formats, the importer or the demo: each
-# command imports what it needs (start-up time is measured in bench/annotation_bench.py).
+# ``pairscope PROJECT`` (the window) imports none of the formats, the importer, the demo, the
+# judge's modes (numpy) or the models package: each command, and build_parser, imports what
+# it needs (start-up time is measured in bench/annotation_bench.py).
 
 #: The exit code of an internal error (sysexits.h EX_SOFTWARE), never of bad input (1).
 EXIT_INTERNAL = 70
@@ -75,6 +70,8 @@ def _parse_map(pairs: Sequence[str] | None) -> dict[str, str]:
 
 def _k_value(text: str) -> int:
     """A run's K: a whole number from 1 to ``MAX_K`` (the vote tables are K wide)."""
+    from ..judge.modes import k_problem
+
     try:
         value: object = int(text)
     except ValueError:
@@ -109,9 +106,15 @@ class HelpFormatter(argparse.HelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from pairscope.models.options import OpenAIOptions, TransformersOptions
+    from pairscope.models.parsing import PARSERS
+
     from ..curation.export import EXPORT_FORMATS, MANIFEST_PATHS, MEDIA_CHOICES, default_media
     from ..formats import FORMATS
+    from ..judge.modes import MODES
+    from ..records import CONVENTION_ALIASES, SCORING_CONVENTIONS
     from . import batch as batch_flags
+    from .team import add_team_parsers
 
     parser = argparse.ArgumentParser(
         prog="pairscope", usage=USAGE, description="Verify and curate multimodal preference data."

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..judge.queue import QueueCache
-from ..judge.review import ReviewData, review_data
 from ..judge.runs import RunChoice, pick_run, run_choices
 from ..labeling.active_time import ActiveTime
 from ..labeling.session import LabelingSession
 from ..records import Item, ItemFilter, LabelDraft, TableRow
 from ..store import Store
 from .media_loader import FrameSource, LoadedMedia, MediaLoader
+
+if TYPE_CHECKING:
+    from ..judge.review import ReviewData
 
 
 def filtered_item_ids(store: Store, item_filter: ItemFilter) -> list[int]:
@@ -303,6 +306,8 @@ class AnnotationController(QObject):
         """Every label and verdict of the current item, in this user's screen terms."""
         if self.current is None:
             return None
+        from ..judge.review import review_data  # loads with the first review, not at start
+
         runs = self.ensemble or (None if self.run_id is None else (self.run_id,))
         return review_data(self.store, self.current.item, self.current.order, runs)
 

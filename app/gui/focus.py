@@ -9,6 +9,9 @@ keyboard search.
 
 from __future__ import annotations
 
+import contextlib
+
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,27 +42,48 @@ def _types_text(event) -> bool:
     return bool(event.text()) and event.text().isprintable() and mods == Qt.KeyboardModifier.NoModifier
 
 
-class KeyboardHome(QObject):
-    """Installed on the application for one window: sends focus to ``home`` (the item) on Esc
-    in a text field, and keeps letters away from lists' and combo boxes' keyboard search."""
+class FocusFilter(QObject):
+    """An event filter on ``window``'s focus widget, moved along as the focus moves (a real key
+    press goes to the focus widget): Python then runs for the keys the user types, not for
+    every event of the application (paints, timers) as an application-wide filter does."""
 
-    def __init__(self, window: QWidget, home: QWidget):
+    def __init__(self, window: QWidget):
         super().__init__(window)
-        self.window, self.home = window, home
-        home.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.window = window
+        self._watched: QWidget | None = None
         app = QApplication.instance()
         assert app is not None, "a window needs its QApplication"
-        app.installEventFilter(self)
+        app.focusChanged.connect(self._follow)  # type: ignore[attr-defined]
         window.destroyed.connect(self._uninstall)
+        self._follow(None, QApplication.focusWidget())
 
-    def go_home(self) -> None:
-        """Give the keyboard back to labeling."""
-        self.home.setFocus(Qt.FocusReason.ShortcutFocusReason)
+    def _follow(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self._watched is not None and shiboken6.isValid(self._watched):
+            self._watched.removeEventFilter(self)
+        self._watched = None
+        if new is not None and new.window() is self.window and new is not self.window:
+            new.installEventFilter(self)
+            self._watched = new
 
     def _uninstall(self) -> None:
         app = QApplication.instance()
         if app is not None:
-            app.removeEventFilter(self)
+            with contextlib.suppress(RuntimeError, TypeError):  # already gone at exit
+                app.focusChanged.disconnect(self._follow)  # type: ignore[attr-defined]
+
+
+class KeyboardHome(FocusFilter):
+    """For one window: sends focus to ``home`` (the item) on Esc in a text field, and keeps
+    letters away from lists' and combo boxes' keyboard search."""
+
+    def __init__(self, window: QWidget, home: QWidget):
+        self.home = home
+        home.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        super().__init__(window)
+
+    def go_home(self) -> None:
+        """Give the keyboard back to labeling."""
+        self.home.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt API)
         if event.type() != QEvent.Type.KeyPress or not isinstance(watched, QWidget):
@@ -76,4 +100,4 @@ class KeyboardHome(QObject):
         return isinstance(watched, QComboBox | QAbstractItemView) and _types_text(event)
 
 
-__all__ = ["KeyboardHome", "is_text_entry"]
+__all__ = ["FocusFilter", "KeyboardHome", "is_text_entry"]

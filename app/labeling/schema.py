@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -224,6 +223,8 @@ class _Lines:
 
 def parse_schema(text: str, source: str = "<schema>") -> LabelSchema:
     """Read a schema file's text; :class:`LabelSchemaError` lists every problem found."""
+    import tomllib  # only a schema file needs it (not the window's start)
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -1,7 +1,9 @@
-"""The quick check's memory: which project files passed ``PRAGMA quick_check``, as they are.
+"""The open checks' memory: which project files passed ``PRAGMA quick_check`` and the check
+for schema objects PairScope did not create, as they are.
 
-The check reads the whole file (386 ms at 100,000 items), so :mod:`.connection` runs it once
-per change of the file. A file that passed is remembered in a per-user cache file
+The quick check reads the whole file (386 ms at 100,000 items) and the objects check builds a
+reference schema in memory, so :mod:`.connection` runs both once per change of the file. A file
+that passed both is remembered in a per-user cache file
 (``$PAIRSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/pairscope`` or ``~/.cache/pairscope``) under
 its real path with :func:`checked_key`: device, inode, size, modification and change times of
 the file and of its ``-wal``. The change time cannot be set back by anyone but the clock, so

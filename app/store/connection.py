@@ -5,11 +5,12 @@ Nothing writes to a file before it is known to be a PairScope project: the path 
 file is read through a read-only connection and must have PairScope's tables and a schema
 version, no schema object PairScope did not create (a planted trigger would run on the
 next write) and pass ``PRAGMA quick_check``. The quick check reads the whole file (386 ms at
-100,000 items), so it runs once per change of the file: a file that passed it is remembered
-in a per-user cache (:mod:`.checked`: device, inode, size, modification and change times
-of the file and of its ``-wal``), and is checked again as soon as any of them differ. A file
-changed in the last few seconds is not remembered (a change in the same
-clock tick as the check would leave the times as they were). Only then is it opened read-write, switched
+100,000 items) and the objects are compared with a schema the migrations build in memory
+(~10 ms, once per process), so both run once per change of the file: a file that passed them
+is remembered in a per-user cache (:mod:`.checked`: device, inode, size, modification and
+change times of the file and of its ``-wal``), and is checked again as soon as any of them
+differ. A file changed in the last few seconds is not remembered (a change in the same clock
+tick as the check would leave the times as they were). Only then is it opened read-write, switched
 to WAL and migrated.
 
 A project that cannot be written (read-only file, folder or media) is read through a
@@ -237,8 +238,7 @@ class StoreBase:
                 if version < 1 or not IDENTITY_TABLES <= tables:
                     raise SchemaError(f"{self.path} is not a PairScope project (an SQLite file with other tables)")
                 if version <= LATEST_VERSION:  # a newer schema is refused by migrate() with its own message
-                    self._refuse_foreign_objects(conn, version)
-                    self._refuse_damage(conn)
+                    self._refuse_foreign_or_damaged(conn, version)
         except sqlite3.DatabaseError as exc:
             if is_damage(exc):
                 raise StoreCorrupt(damaged(self.path, str(exc))) from exc
@@ -336,11 +336,15 @@ class StoreBase:
         missing = [f"{kind} '{name}'" for name, (kind, _) in expected.items() if name not in seen and kind != "index"]
         return foreign, missing
 
-    def _refuse_damage(self, conn: sqlite3.Connection) -> None:
-        """``PRAGMA quick_check``, unless this very file passed it before (:func:`.checked.was_checked`)."""
+    def _refuse_foreign_or_damaged(self, conn: sqlite3.Connection, version: int) -> None:
+        """:meth:`_refuse_foreign_objects`, then ``PRAGMA quick_check``; neither when this very
+        file, exactly as it is now, passed both before (:func:`.checked.was_checked`: only a file
+        that passed both is remembered, under a key taken before the checks). So an unchanged
+        file costs neither the whole-file read nor the reference schema built in memory."""
         if checked.was_checked(self.path):
             return
         key = checked.checked_key(self.path, settled=True)
+        self._refuse_foreign_objects(conn, version)
         problems = self._quick_check(conn)
         if problems != ["ok"]:
             raise StoreCorrupt(damaged(self.path, "SQLite's quick check reports: " + "; ".join(problems)))
