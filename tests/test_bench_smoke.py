@@ -56,3 +56,15 @@ def test_filter_bench_times_no_empty_filter(tmp_path):
     judge = {name: n for name, n in rows.items() if name.startswith("judge")}
     assert len(judge) >= 5 and all(judge.values()), judge  # verdicts recorded through the judge layer
     assert "slowest filter:" in out
+
+
+def test_annotation_bench_paints_real_items_against_its_baselines():
+    out = run_bench("annotation_bench.py", "--quick", "--only", "cold", "--only", "next")
+    assert figure(out, r"bare window: median ([\d.]+) s") > 0
+    assert figure(out, r"PairScope: +median ([\d.]+) s") > 0
+    assert figure(out, r"whole app: +median ([\d.]+) s") > 0
+    assert "torch_imported=False" in out
+    assert figure(out, r"raw decode: +median ([\d.]+) ms") > 1  # a real 12 MP JPEG decoded
+    hits = re.search(r"prefetch: .*?cache hits (\d+)/(\d+)", out)
+    assert hits and int(hits.group(2)) > 0 and hits.group(1) == hits.group(2), out  # each step was measured
+    assert figure(out, r"no prefetch: +p95 ([\d.]+) ms") > figure(out, r"prefetch: +p95 ([\d.]+) ms")
