@@ -10,6 +10,10 @@ PairScope uses) in one transaction, as a fresh process too.
 Reported: medians of N runs of each, their ratio, the ratio of their CPU times (user + sys of
 each child, start-up included: on a busy machine the walls swing more), each one's peak memory
 (VmHWM of the child), the project's bytes per item, and one re-import (adds nothing).
+``--sql-alone`` also times, in the same rounds, what no import can avoid on this schema: the
+project's own inserts of the first run's rows, prepared in memory before the clock starts
+(items with their indexes, responses, steps, media, error tags, the full-text index, the
+commit; no parsing, no Python per row beyond ``executemany``), against the floor's in-process time.
 
     python bench/import_bench.py [--items 100000] [--runs 3] [--no-reimport]
 """
@@ -117,6 +121,62 @@ def child_floor(src: Path, db: Path) -> None:
     report_child(seconds=time.perf_counter() - start, cpu_s=time.process_time())
 
 
+def child_sql(src: Path, db: Path) -> None:
+    """The schema's SQL alone: the rows of the imported project ``src`` inserted into a fresh
+    project ``db`` through the store's own connection and statements, batch by batch as the
+    import writes them, the full-text index filled at the end, one transaction."""
+    from pairscope.app.store import Store
+    from pairscope.app.store.item_rows import ItemBatch
+
+    with sqlite3.connect(src) as conn:
+
+        def rows(sql: str) -> list[tuple]:
+            return conn.execute(sql).fetchall()
+
+        items = rows(
+            "SELECT id, ext_id, source_format, category, subset, prompt, prompt_words, prompt_raw, media_kind,"
+            " n_responses, ref_ranking, ref_chosen, ref_strength, ground_truth, extra, content_hash, import_id,"
+            " missing_media, source_id, identity, ref_ranks FROM items ORDER BY id"
+        )
+        by_item: dict[str, dict[int, list[tuple]]] = {}
+        for name, sql in (
+            ("responses", "SELECT item_id, idx, text, words, model FROM responses"),
+            ("steps", "SELECT * FROM steps"),
+            ("media", "SELECT * FROM media"),
+            ("tags", "SELECT * FROM ref_error_tags"),
+        ):
+            table: dict[int, list[tuple]] = {}
+            for row in rows(sql):
+                table.setdefault(row[0], []).append(row)
+            by_item[name] = table
+    Store.create(db).close()
+    batches = []
+    for start in range(0, len(items), 2000):
+        part = items[start : start + 2000]
+        ids = [r[0] for r in part]
+        batches.append(
+            ItemBatch(
+                None,  # type: ignore[arg-type]  (no report here)
+                items=part,
+                **{name: [r for i in ids for r in by_item[name].get(i, [])] for name in by_item},
+            )
+        )
+    store = Store.open(db)
+    start = time.perf_counter()
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO imports (id, path, format, sha256, imported_at, added, unchanged, options)"
+            " VALUES (1, 'bench', 'vlrewardbench', '', '', 0, 0, '{}')"
+        )
+        for batch in batches:
+            store.write_batch(batch, index=False)
+        store.index_items(items[0][0], items[-1][0])
+    seconds = time.perf_counter() - start
+    store.close()
+    assert _items_in(db) == len(items), "the schema's inserts stored fewer items than the import"
+    report_child(seconds=seconds, cpu_s=time.process_time())
+
+
 def child_import(src: Path, db: Path) -> None:
     """The subject: ``pairscope import``, as the command line runs it."""
     import contextlib
@@ -147,11 +207,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--no-reimport", action="store_true")
     parser.add_argument("--no-floor", action="store_true", help="the import alone (a memory check at 1M rows)")
+    parser.add_argument("--sql-alone", action="store_true", help="also time the schema's own inserts of prepared rows")
     parser.add_argument("--child", nargs=3, metavar=("WHAT", "SRC", "DB"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         what, src, db = args.child
-        {"floor": child_floor, "import": child_import}[what](Path(src), Path(db))
+        {"floor": child_floor, "import": child_import, "sql": child_sql}[what](Path(src), Path(db))
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -159,12 +220,16 @@ def main() -> None:
         src = generate(folder, args.items)
         made = time.perf_counter() - t
         print(f"items: {args.items:,}  source: {src.stat().st_size / 1e6:.1f} MB JSONL (made in {made:.0f} s)")
-        subject, floor, sizes = [], [], []
+        subject, floor, sizes, sql = [], [], [], []
         for run in range(args.runs):  # alternating, fresh processes
             db = folder / f"p{run}.pairscope"
             subject.append(run_child(_child(["import", str(src), str(db)])))
             assert _items_in(db) == args.items, "the import added fewer items than the file holds"
             sizes.append(db.stat().st_size)
+            if args.sql_alone:
+                sql.append(run_child(_child(["sql", str(db), str(folder / f"sql{run}.pairscope")])))
+                for leftover in folder.glob(f"sql{run}.pairscope*"):
+                    leftover.unlink()
             if run or args.runs == 1:
                 db.unlink()
             if not args.no_floor:
@@ -200,6 +265,12 @@ def main() -> None:
             f" floor {median(r['peak_mb'] for r in floor):.0f} MB   target ≤ 250 MB:"
             f" {'met' if median(peak) <= 250 else 'NOT met'}"
         )
+        if sql and not args.no_floor:
+            alone, fin = median(r["seconds"] for r in sql), median(r["seconds"] for r in floor)
+            print(
+                f"schema's SQL alone:     median {alone:.2f} s in process (prepared rows, no parsing), floor in"
+                f" process {fin:.2f} s: {alone / fin:.2f}x — the least any import of this schema can be"
+            )
         print(f"project size:           {median(sizes) / 1e6:.1f} MB ({median(sizes) / args.items:,.0f} bytes/item)")
         if again is not None:
             print(f"re-import:              {again['wall_s']:.2f} s (adds nothing), peak {again['peak_mb']:.0f} MB")

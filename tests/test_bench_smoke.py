@@ -30,8 +30,9 @@ def figure(text: str, pattern: str) -> float:
 
 
 def test_import_bench_imports_every_row_and_reports_its_floor(tmp_path):
-    out = run_bench("import_bench.py", "--items", "300", "--runs", "1", "--no-reimport")
+    out = run_bench("import_bench.py", "--items", "300", "--runs", "1", "--no-reimport", "--sql-alone")
     assert "300 added" in out
+    assert figure(out, r"schema's SQL alone: +median ([\d.]+) s") > 0
     assert figure(out, r"import \(whole process\): median ([\d.]+) s") > 0
     assert figure(out, r"floor  \(whole process\): median ([\d.]+) s") > 0
     assert figure(out, r"peak memory: +import (\d+) MB") > 20  # a real process, measured
