@@ -383,6 +383,8 @@ def _next_pass(
         window.close()
         window.deleteLater()
         pump.idle(0.05)
+    if results:  # memory the closed windows still hold
+        results[-1]["rss_after"] = rss_mb()
     return results
 
 
@@ -465,7 +467,7 @@ def section_next(sizes: Sizes, work: Path) -> None:
         print(
             f"{name + ':':13} p95 {ms(median(p95s))}  passes {ms_list(p95s)} ms;"
             f" p50 {ms(median(s['total'] for s in flat))}, max {ms(max(s['total'] for s in flat))};"
-            f" cache hits {hits}/{len(flat)}"
+            f" cache hits {hits}/{len(flat)}; RSS after each pass {rss_list(passes)} MB"
             + (
                 f"; {sizes.read_s * 1000:.0f} ms pause per step; neighbours decoded from"
                 f" {getattr(media_loader, 'PREFETCH_DELAY_S', 0) * 1000:.0f} ms after the item is shown"
@@ -503,6 +505,11 @@ def section_next(sizes: Sizes, work: Path) -> None:
         f" an unguarded process aborts (none_dealloc) after ~{at_open / max(lost, 1):.0f} items"
         + ("; this process was guarded" if guarded else "")
     )
+
+
+def rss_list(passes: list[list[dict]]) -> str:
+    """The process's RSS after each pass (its windows closed), in MB."""
+    return ", ".join(f"{steps[-1].get('rss_after', 0.0):.0f}" for steps in passes if steps)
 
 
 def describe_image(path: Path) -> str:

@@ -374,3 +374,16 @@ def test_loader_prefetch_arrives_without_a_delay(qtbot, tmp_path, monkeypatch):
         assert hit is not None and hit.images[0][1].pixelColor(0, 0).getRgb() == (0, 0, 255, 255)
     finally:
         loader.stop()
+
+
+def test_loader_stop_frees_the_decoded_images(qtbot, tmp_path):
+    """A closed window's loader lets go of its decoded images at once (not when a full
+    garbage collection reaches the window's reference cycles)."""
+    from pairscope.app.gui.media_loader import MediaLoader
+
+    loader = MediaLoader(prefetch_delay_s=0)
+    with qtbot.waitSignal(loader.loaded, timeout=10_000):
+        loader.request(_image_item(tmp_path, 1, "red"))
+    assert loader.cached(1) is not None
+    loader.stop()
+    assert loader.cached(1) is None
