@@ -77,24 +77,21 @@ def decide_counts(counts: np.ndarray, convention: str, planned: int | np.ndarray
     ``planned`` is the number of samples the official majority is taken of, per item (the
     samples present, :func:`present_counts`) or one number for every item."""
     check_convention(convention)
-    out = np.full(counts.shape[0], np.nan)
     if counts.shape[1] == 0:
-        return out
-    if counts.shape[1] <= 16:  # a few responses: column by column, several times faster than along axis 1
-        columns = [counts[:, r] for r in range(counts.shape[1])]
+        return np.full(counts.shape[0], np.nan)
+    narrow = counts.shape[1] <= 16  # a few responses: column by column, several times faster than along axis 1
+    columns = [counts[:, r] for r in range(counts.shape[1])] if narrow else []
+    if narrow:
         top, winner = columns[0].copy(), np.zeros(len(counts), dtype=np.intp)
         for r, column in enumerate(columns[1:], start=1):
             winner[column > top] = r  # the first response with the top count, as argmax
             np.maximum(top, column, out=top)
-        if convention == "plurality":
-            at_top = sum((column == top).view(np.int8) for column in columns)
     else:
         top, winner = counts.max(axis=1), counts.argmax(axis=1)
-        if convention == "plurality":
-            at_top = (counts == top[:, None]).sum(axis=1)
     if convention == "official":
         decided = (top > 0) & (2 * top > np.asarray(planned))
     else:
+        at_top = sum((c == top).view(np.int8) for c in columns) if narrow else (counts == top[:, None]).sum(axis=1)
         decided = (top > 0) & (at_top == 1)
     return np.where(decided, winner, np.nan)
 

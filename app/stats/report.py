@@ -72,13 +72,7 @@ def compute_stats(
 
 def _category_counts(categories: np.ndarray) -> dict[str, int]:
     """Items per category (as ``str``), in order of first appearance."""
-    try:
-        counts = Counter(np.asarray(categories, dtype=object).tolist())
-    except TypeError:  # an unhashable value: counted by its str below
-        counts = Counter()
-    if counts and all(type(c) is str for c in counts):  # else two values could name one str
-        return dict(counts)
-    return dict(Counter(str(c) for c in categories))
+    return dict(Counter(map(str, np.asarray(categories, dtype=object).tolist())))
 
 
 def _team(store: Store) -> Any:
